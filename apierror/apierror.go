@@ -1,0 +1,186 @@
+// Package apierror is the error vocabulary of the Personnel API and the one
+// place where an error becomes an HTTP status and a JSON body.
+//
+// Handlers return errors; they never choose a status. An *Error carries a
+// Kind (what went wrong, in the client's terms), a message a person can act
+// on, and, for invalid input, the messages of each field. Anything that is
+// not an *Error is an internal failure: it is logged with its cause and the
+// client sees only a generic message, never SQL, a driver message or a stack.
+package apierror
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Kind classifies an error by what the client should make of it.
+type Kind uint8
+
+// The kinds, each mapped to exactly one status in statuses.
+const (
+	Internal Kind = iota
+	Invalid
+	Unauthorized
+	Forbidden
+	NotFound
+	MethodNotAllowed
+	Conflict
+	PreconditionFailed
+	TooLarge
+	UnsupportedMediaType
+	TooManyRequests
+	Unavailable
+)
+
+// statuses is the single table from error kinds to HTTP statuses.
+var statuses = [...]int{
+	Internal:             http.StatusInternalServerError,
+	Invalid:              http.StatusBadRequest,
+	Unauthorized:         http.StatusUnauthorized,
+	Forbidden:            http.StatusForbidden,
+	NotFound:             http.StatusNotFound,
+	MethodNotAllowed:     http.StatusMethodNotAllowed,
+	Conflict:             http.StatusConflict,
+	PreconditionFailed:   http.StatusPreconditionFailed,
+	TooLarge:             http.StatusRequestEntityTooLarge,
+	UnsupportedMediaType: http.StatusUnsupportedMediaType,
+	TooManyRequests:      http.StatusTooManyRequests,
+	Unavailable:          http.StatusServiceUnavailable,
+}
+
+// Status returns the HTTP status of k.
+func (k Kind) Status() int { return statuses[k] }
+
+// Messages shown when an error carries no message of its own.
+const (
+	msgInternal    = "A server error occurred."
+	msgUnavailable = "The database is unavailable; try again shortly."
+)
+
+// FieldError is one message about one field (or query parameter).
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+// Error is an error the client is told about.
+type Error struct {
+	Kind   Kind
+	Msg    string
+	Fields []FieldError // in the order they were found; rendered as "errors"
+	Cause  error        // logged, never shown
+}
+
+// Error implements error. It includes the cause, for logs.
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return e.Msg + ": " + e.Cause.Error()
+	}
+	return e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New returns an error of kind k with message msg.
+func New(k Kind, msg string) *Error { return &Error{Kind: k, Msg: msg} }
+
+// Wrap returns an error of kind k with message msg whose cause is logged.
+func Wrap(k Kind, msg string, cause error) *Error { return &Error{Kind: k, Msg: msg, Cause: cause} }
+
+// Fields returns an Invalid error listing each field's messages. Its Msg
+// joins them as "field: message", so a client that shows only msg still
+// says everything.
+func Fields(errs ...FieldError) *Error {
+	parts := make([]string, len(errs))
+	for i, fe := range errs {
+		parts[i] = fe.Field + ": " + fe.Msg
+	}
+	return &Error{Kind: Invalid, Msg: strings.Join(parts, " "), Fields: errs}
+}
+
+// NotFoundError is the 404 every missing record and unknown path answers.
+func NotFoundError() *Error { return New(NotFound, "Not found.") }
+
+// Unavailability wraps a database failure that is not the client's doing
+// (connection refused, timeout, server gone) as a 503.
+func Unavailability(cause error) *Error { return Wrap(Unavailable, msgUnavailable, cause) }
+
+// As returns err as an *Error; anything else becomes Internal with err as
+// its cause.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Kind: Internal, Msg: msgInternal, Cause: err}
+}
+
+// Write sends err to the client as the contract's JSON error body and logs
+// what the client is not shown. Canceled requests (the client went away)
+// are not logged as failures.
+func Write(ctx context.Context, w http.ResponseWriter, err error) {
+	e := As(err)
+	status := e.Kind.Status()
+	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		slog.DebugContext(ctx, "request canceled by client", "error", err)
+	case e.Kind == Internal:
+		slog.ErrorContext(ctx, "internal error", "error", err)
+	case e.Kind == Unavailable:
+		slog.WarnContext(ctx, "database unavailable", "error", err)
+		w.Header().Set("Retry-After", "1")
+	case e.Cause != nil:
+		slog.DebugContext(ctx, "client error", "status", status, "error", err)
+	}
+	msg := e.Msg
+	if e.Kind == Internal {
+		msg = msgInternal
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(Body(status, msg, e.Fields))
+}
+
+// Body renders the contract's error body: {"code":N,"msg":"...","errors":{...}}.
+// Fields with several messages keep them in order under one key.
+func Body(status int, msg string, fields []FieldError) []byte {
+	b := make([]byte, 0, 64+len(msg))
+	b = append(b, `{"code":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"msg":`...)
+	b = AppendString(b, msg)
+	if len(fields) > 0 {
+		b = append(b, `,"errors":{`...)
+		done := make(map[string]bool, len(fields))
+		for i, fe := range fields {
+			if done[fe.Field] {
+				continue
+			}
+			done[fe.Field] = true
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendString(b, fe.Field)
+			b = append(b, `:[`...)
+			first := true
+			for _, other := range fields[i:] {
+				if other.Field != fe.Field {
+					continue
+				}
+				if !first {
+					b = append(b, ',')
+				}
+				first = false
+				b = AppendString(b, other.Msg)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}

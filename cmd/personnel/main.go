@@ -1,0 +1,217 @@
+// Command personnel runs the Personnel API.
+//
+//	personnel [serve] [-config file.yaml]   serve the API (the default)
+//	personnel migrate [-config file.yaml]   create or update the schema, then exit
+//	personnel version                       print the build's version
+//
+// Settings come from the optional YAML file and PERSONNEL_* environment
+// variables; see the README for the list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"personnel/config"
+	"personnel/db"
+	"personnel/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches a sub-command and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(args, stderr)
+	case "migrate":
+		err = migrate(args, stderr)
+	case "version":
+		fmt.Fprintln(stdout, version())
+	case "help", "-h", "--help":
+		usage(stdout)
+	default:
+		fmt.Fprintf(stderr, "personnel: unknown command %q\n\n", cmd)
+		usage(stderr)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "personnel:", err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  personnel [serve] [-config file.yaml]   serve the API (the default)
+  personnel migrate [-config file.yaml]   create or update the database schema, then exit
+  personnel version                       print the version
+
+Settings come from the YAML file given with -config and from PERSONNEL_*
+environment variables (which win); see the README.
+`)
+}
+
+// loadConfig parses the sub-command's flags and loads the configuration.
+func loadConfig(name string, args []string, stderr io.Writer) (*config.Config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "YAML file of settings (optional)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
+	}
+	cfg, err := config.Load(*path, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	setupLogging(cfg, stderr)
+	return cfg, nil
+}
+
+// setupLogging installs the default logger: text on a terminal, JSON
+// otherwise (or as configured).
+func setupLogging(cfg *config.Config, w io.Writer) {
+	format := cfg.LogFormat
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			format = "text"
+		}
+	}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
+	if format == "text" {
+		h = slog.NewTextHandler(w, opts)
+	}
+	slog.SetDefault(slog.New(h))
+}
+
+// openDB opens and migrates the database.
+func openDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	d, err := db.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	slog.Info("database", "driver", cfg.DBDriver, "flavor", d.Flavor, "version", d.Version, "dsn", cfg.RedactedDSN())
+	if err := d.Migrate(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func migrate(args []string, stderr io.Writer) error {
+	cfg, err := loadConfig("migrate", args, stderr)
+	if err != nil {
+		return err
+	}
+	d, err := openDB(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	slog.Info("schema is up to date")
+	return d.Close()
+}
+
+func serve(args []string, stderr io.Writer) error {
+	cfg, err := loadConfig("serve", args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	d, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	srv, err := server.New(cfg, d)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("PERSONNEL_ADDR: %w", err)
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	slog.Info("listening", "addr", ln.Addr().String(), "api", "http://"+displayAddr(ln.Addr())+server.APIRoot+"/")
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal now kills the process
+	slog.Info("shutting down; letting in-flight requests finish", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		slog.Warn("requests still running at the shutdown timeout were cut off", "error", err)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("closing the database: %w", err)
+	}
+	slog.Info("stopped")
+	return nil
+}
+
+// displayAddr turns a wildcard listen address into one a person can curl.
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
+}
+
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "personnel (unknown version)"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += " " + s.Value
+		}
+	}
+	return "personnel " + v + " " + bi.GoVersion
+}

@@ -1,0 +1,313 @@
+// Package config holds Personnel's settings: one Config struct whose
+// defaults run the service with nothing set, an optional flat YAML file, and
+// PERSONNEL_* environment variables, applied in that order.
+//
+// Every setting is one row of the settings table below; defaults, the YAML
+// keys, the environment names, parsing and the README's table all come from
+// that row, so they cannot disagree. A bad value fails with a message that
+// names the setting where it was given.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Database drivers.
+const (
+	DriverSQLite = "sqlite"
+	DriverMySQL  = "mysql"
+)
+
+// Config is every setting of the service.
+type Config struct {
+	Addr            string         // listen address
+	DBDriver        string         // DriverSQLite or DriverMySQL
+	DBDSN           string         // SQLite file path, or a go-sql-driver/mysql DSN
+	DBMaxOpenConns  int            // 0: chosen per driver
+	PublicURL       *url.URL       // base of next/previous/Location links; nil: from the request
+	PageSizeMax     int            // page_size above this is clamped
+	TrustedProxies  []netip.Prefix // peers whose X-Forwarded-* headers are believed
+	BodyLimit       int64          // largest request body in bytes
+	ShutdownTimeout time.Duration  // how long in-flight requests get on SIGTERM
+	LogLevel        slog.Level
+	LogFormat       string // "text", "json" or "auto" (text on a terminal)
+}
+
+// Setting describes one configuration setting.
+type Setting struct {
+	Env     string // environment variable
+	Key     string // key in the YAML file
+	Default string // value when nothing is set, in the form it is written
+	Doc     string // one line for the README
+
+	set func(c *Config, v string) error
+}
+
+// Settings returns the settings table, in README order.
+func Settings() []Setting { return settings }
+
+var settings = []Setting{
+	{"PERSONNEL_ADDR", "addr", ":8000", "Address to listen on (`host:port`; empty host means every interface).",
+		func(c *Config, v string) error {
+			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+				return errors.New(`must be "host:port" or ":port"`)
+			}
+			c.Addr = v
+			return nil
+		}},
+	{"PERSONNEL_DB_DRIVER", "db_driver", DriverSQLite, "`sqlite` (embedded, the default) or `mysql` (MySQL or MariaDB).",
+		func(c *Config, v string) error {
+			if v != DriverSQLite && v != DriverMySQL {
+				return fmt.Errorf("must be %q or %q", DriverSQLite, DriverMySQL)
+			}
+			c.DBDriver = v
+			return nil
+		}},
+	{"PERSONNEL_DB_DSN", "db_dsn", "personnel.db", "SQLite: path of the database file (created with its directory on first start). MySQL: a go-sql-driver DSN, e.g. `user:pass@tcp(db:3306)/personnel`.",
+		func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return errors.New("must not be empty")
+			}
+			c.DBDSN = v
+			return nil
+		}},
+	{"PERSONNEL_DB_MAX_OPEN_CONNS", "db_max_open_conns", "0", "Most open database connections; `0` picks 16 for MySQL and 2 x CPUs (at least 4) readers for SQLite, which always has one writer.",
+		func(c *Config, v string) error { return nonNegativeInt(&c.DBMaxOpenConns, v) }},
+	{"PERSONNEL_PUBLIC_URL", "public_url", "", "Base URL of the service as clients see it (`https://hr.example.com`); used for `next`, `previous` and `Location`. Empty: taken from each request.",
+		func(c *Config, v string) error {
+			if v == "" {
+				c.PublicURL = nil
+				return nil
+			}
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+				return errors.New("must be an absolute http or https URL without query, fragment or credentials")
+			}
+			u.Path = strings.TrimRight(u.Path, "/")
+			u.RawPath = ""
+			c.PublicURL = u
+			return nil
+		}},
+	{"PERSONNEL_PAGE_SIZE_MAX", "page_size_max", "1000", "Largest `page_size`; larger requests are clamped to it.",
+		func(c *Config, v string) error { return positiveInt(&c.PageSizeMax, v) }},
+	{"PERSONNEL_TRUSTED_PROXIES", "trusted_proxies", "", "Comma-separated IPs or CIDRs of reverse proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed. Empty: none.",
+		func(c *Config, v string) error {
+			c.TrustedProxies = nil
+			for _, s := range strings.Split(v, ",") {
+				s = strings.TrimSpace(s)
+				if s == "" {
+					continue
+				}
+				p, err := netip.ParsePrefix(s)
+				if err != nil {
+					a, aerr := netip.ParseAddr(s)
+					if aerr != nil {
+						return fmt.Errorf("%q is neither an IP address nor a CIDR", s)
+					}
+					p = netip.PrefixFrom(a, a.BitLen())
+				}
+				c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+			}
+			return nil
+		}},
+	{"PERSONNEL_BODY_LIMIT", "body_limit", "1048576", "Largest request body in bytes; larger bodies get 413.",
+		func(c *Config, v string) error {
+			var n int
+			if err := positiveInt(&n, v); err != nil {
+				return err
+			}
+			c.BodyLimit = int64(n)
+			return nil
+		}},
+	{"PERSONNEL_SHUTDOWN_TIMEOUT", "shutdown_timeout", "15s", "How long in-flight requests may run after SIGINT/SIGTERM before the server closes.",
+		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
+	{"PERSONNEL_LOG_LEVEL", "log_level", "info", "`debug`, `info`, `warn` or `error`.",
+		func(c *Config, v string) error {
+			if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+				return errors.New(`must be "debug", "info", "warn" or "error"`)
+			}
+			return nil
+		}},
+	{"PERSONNEL_LOG_FORMAT", "log_format", "auto", "`text`, `json`, or `auto` (text on a terminal, JSON otherwise).",
+		func(c *Config, v string) error {
+			switch v {
+			case "text", "json", "auto":
+				c.LogFormat = v
+				return nil
+			}
+			return errors.New(`must be "text", "json" or "auto"`)
+		}},
+}
+
+// Default returns the configuration used when nothing is set.
+func Default() *Config {
+	c := &Config{}
+	for _, s := range settings {
+		if err := s.set(c, s.Default); err != nil {
+			panic(fmt.Sprintf("config: default of %s: %v", s.Env, err))
+		}
+	}
+	return c
+}
+
+// Load builds the configuration: defaults, then the YAML file at path (when
+// path is not empty), then the environment as seen through lookupEnv
+// (os.LookupEnv outside tests). The error names the setting at fault.
+func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
+	c := Default()
+	if path != "" {
+		if err := c.loadFile(path); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range settings {
+		if v, ok := lookupEnv(s.Env); ok {
+			if err := s.set(c, v); err != nil {
+				return nil, fmt.Errorf("config: %s=%q: %w", s.Env, redact(s, v), err)
+			}
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadFile applies a flat YAML mapping of setting keys to scalar values
+// (a list is accepted where a comma-separated value is).
+func (c *Config) loadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: -config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, errEOF) {
+			return nil // an empty file sets nothing
+		}
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return fmt.Errorf("config: %s:%d: must be a mapping of setting names to values", path, m.Line)
+	}
+	byKey := make(map[string]Setting, len(settings))
+	for _, s := range settings {
+		byKey[s.Key] = s
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		s, ok := byKey[k.Value]
+		if !ok {
+			return fmt.Errorf("config: %s:%d: unknown setting %q (see the README for the list)", path, k.Line, k.Value)
+		}
+		var val string
+		switch v.Kind {
+		case yaml.ScalarNode:
+			val = v.Value
+		case yaml.SequenceNode:
+			items := make([]string, 0, len(v.Content))
+			for _, it := range v.Content {
+				items = append(items, it.Value)
+			}
+			val = strings.Join(items, ",")
+		default:
+			return fmt.Errorf("config: %s:%d: %s: must be a single value", path, v.Line, s.Key)
+		}
+		if err := s.set(c, val); err != nil {
+			return fmt.Errorf("config: %s:%d: %s: %w", path, v.Line, s.Key, err)
+		}
+	}
+	return nil
+}
+
+// errEOF is what the YAML decoder returns for an empty document.
+var errEOF = func() error {
+	var n yaml.Node
+	return yaml.NewDecoder(strings.NewReader("")).Decode(&n)
+}()
+
+// validate checks what one setting cannot check alone.
+func (c *Config) validate() error {
+	if c.DBDriver == DriverMySQL {
+		if _, err := mysql.ParseDSN(c.DBDSN); err != nil {
+			return fmt.Errorf("config: PERSONNEL_DB_DSN: not a valid MySQL DSN (user:password@tcp(host:3306)/dbname): %v", redactErr(err))
+		}
+	}
+	return nil
+}
+
+// RedactedDSN returns the DSN with any password replaced, for logs.
+func (c *Config) RedactedDSN() string {
+	if c.DBDriver != DriverMySQL {
+		return c.DBDSN
+	}
+	m, err := mysql.ParseDSN(c.DBDSN)
+	if err != nil {
+		return "(unparsable)"
+	}
+	if m.Passwd != "" {
+		m.Passwd = "xxxxx"
+	}
+	return m.FormatDSN()
+}
+
+// redact hides values of settings that may hold secrets.
+func redact(s Setting, v string) string {
+	if s.Env == "PERSONNEL_DB_DSN" {
+		return "(redacted)"
+	}
+	return v
+}
+
+// redactErr keeps a DSN parse error from echoing the DSN itself.
+func redactErr(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ":"); i > 0 && strings.Contains(msg, "@") {
+		return msg[:i]
+	}
+	return msg
+}
+
+func positiveInt(dst *int, v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return errors.New("must be a positive integer")
+	}
+	*dst = n
+	return nil
+}
+
+func nonNegativeInt(dst *int, v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return errors.New("must be a whole number, 0 or more")
+	}
+	*dst = n
+	return nil
+}
+
+func positiveDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return errors.New(`must be a positive duration such as "15s" or "1h"`)
+	}
+	*dst = d
+	return nil
+}

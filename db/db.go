@@ -1,0 +1,248 @@
+// Package db opens Personnel's database, embedded SQLite or MySQL/MariaDB,
+// migrates its schema, runs write transactions, and tells the rest of the
+// service what a driver error means (duplicate key, foreign key, retry,
+// database unavailable) without anyone matching driver messages.
+package db
+
+import (
+	"context"
+	stdsql "database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"personnel/config"
+	"personnel/ent"
+)
+
+// DB is an open database: ent clients for reading and writing, and what
+// kind of server is behind them.
+type DB struct {
+	// Dialect is dialect.SQLite or dialect.MySQL (MariaDB included).
+	Dialect string
+	// Flavor is "sqlite", "mysql" or "mariadb", for logs and collations.
+	Flavor string
+	// Version is the server's version string.
+	Version string
+
+	read, write     *ent.Client
+	readDB, writeDB *stdsql.DB
+}
+
+// Open connects to the database cfg names and checks that it answers. For
+// SQLite it creates the file (and its directory) when missing.
+//
+// SQLite gets two pools over one file: a single writer connection whose
+// transactions begin IMMEDIATE, so concurrent writers queue in Go rather
+// than failing with SQLITE_BUSY, and several read-only readers, which WAL
+// lets run beside the writer. MySQL gets one pool for both.
+func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
+	switch cfg.DBDriver {
+	case config.DriverSQLite:
+		return openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
+	case config.DriverMySQL:
+		return openMySQL(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
+	}
+	return nil, fmt.Errorf("PERSONNEL_DB_DRIVER: unknown driver %q", cfg.DBDriver)
+}
+
+// sqlitePragmas apply to every SQLite connection: enforce foreign keys,
+// wait for locks instead of failing at once, WAL so readers never block the
+// writer, and FULL synchronous so an acknowledged write survives a crash.
+const sqlitePragmas = "_foreign_keys=1&_busy_timeout=10000&_journal_mode=WAL&_synchronous=FULL"
+
+func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
+	name, sep := path, "?"
+	if strings.HasPrefix(path, "file:") {
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+	} else {
+		if strings.ContainsAny(path, "?#") {
+			return nil, errors.New("PERSONNEL_DB_DSN: a SQLite path must not contain '?' or '#' (use a file: URI for options)")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("PERSONNEL_DB_DSN: creating the database directory: %w", err)
+			}
+		}
+	}
+	if readers <= 0 {
+		readers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	writeDB, err := stdsql.Open("sqlite", name+sep+sqlitePragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	writeDB.SetMaxOpenConns(1)
+	writeDB.SetMaxIdleConns(1)
+	writeDB.SetConnMaxLifetime(0)
+	// The writer connects first, so WAL is in place before any reader.
+	var version string
+	if err := writeDB.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&version); err != nil {
+		writeDB.Close()
+		return nil, fmt.Errorf("PERSONNEL_DB_DSN: opening SQLite database %q: %w", path, err)
+	}
+	readDB, err := stdsql.Open("sqlite", name+sep+sqlitePragmas+"&_query_only=1")
+	if err != nil {
+		writeDB.Close()
+		return nil, err
+	}
+	readDB.SetMaxOpenConns(readers)
+	readDB.SetMaxIdleConns(readers)
+	readDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := readDB.PingContext(ctx); err != nil {
+		writeDB.Close()
+		readDB.Close()
+		return nil, fmt.Errorf("PERSONNEL_DB_DSN: opening SQLite database %q: %w", path, err)
+	}
+	return &DB{
+		Dialect: dialect.SQLite,
+		Flavor:  "sqlite",
+		Version: version,
+		read:    ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, readDB))),
+		write:   ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, writeDB))),
+		readDB:  readDB,
+		writeDB: writeDB,
+	}, nil
+}
+
+func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
+	mc, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("PERSONNEL_DB_DSN: not a valid MySQL DSN: %w", err)
+	}
+	// Timestamps are UTC; parameters are interpolated client-side (safe
+	// with utf8mb4), which saves a prepare round trip on every query.
+	mc.ParseTime = true
+	mc.Loc = time.UTC
+	mc.InterpolateParams = true
+	if mc.Timeout == 0 {
+		mc.Timeout = 5 * time.Second
+	}
+	connector, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, fmt.Errorf("PERSONNEL_DB_DSN: %w", err)
+	}
+	sqlDB := stdsql.OpenDB(connector)
+	if conns <= 0 {
+		conns = 16
+	}
+	sqlDB.SetMaxOpenConns(conns)
+	sqlDB.SetMaxIdleConns(conns)
+	// Recycle connections so a failover or DNS change is picked up.
+	sqlDB.SetConnMaxLifetime(5 * time.Minute)
+	var version string
+	if err := sqlDB.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
+	}
+	flavor := "mysql"
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		flavor = "mariadb"
+	}
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.MySQL, sqlDB)))
+	return &DB{
+		Dialect: dialect.MySQL,
+		Flavor:  flavor,
+		Version: version,
+		read:    client,
+		write:   client,
+		readDB:  sqlDB,
+		writeDB: sqlDB,
+	}, nil
+}
+
+// Read returns the client for queries outside a transaction.
+func (d *DB) Read() *ent.Client { return d.read }
+
+// Write returns the client for writes outside InTx (bulk loads, migrations).
+func (d *DB) Write() *ent.Client { return d.write }
+
+// MySQL reports whether the database is MySQL or MariaDB, where row locks
+// (SELECT ... FOR UPDATE) are needed because writers run concurrently.
+func (d *DB) MySQL() bool { return d.Dialect == dialect.MySQL }
+
+// Ping checks that the database answers.
+func (d *DB) Ping(ctx context.Context) error {
+	if err := d.readDB.PingContext(ctx); err != nil {
+		return err
+	}
+	if d.writeDB != d.readDB {
+		return d.writeDB.PingContext(ctx)
+	}
+	return nil
+}
+
+// Stats returns the connection pool statistics of the reading and writing
+// pools (the same pool twice for MySQL).
+func (d *DB) Stats() (read, write stdsql.DBStats) { return d.readDB.Stats(), d.writeDB.Stats() }
+
+// Close closes every connection.
+func (d *DB) Close() error {
+	err := d.read.Close()
+	if d.write != d.read {
+		err = errors.Join(err, d.write.Close())
+	}
+	return err
+}
+
+// maxAttempts bounds how often InTx runs a transaction that the database
+// aborted to break a deadlock.
+const maxAttempts = 5
+
+// InTx runs fn in a write transaction and commits it when fn returns nil.
+// A transaction the database aborted because of a deadlock or lock timeout
+// is run again (fn must therefore not keep state across calls), up to
+// maxAttempts times with a short random back-off.
+func (d *DB) InTx(ctx context.Context, fn func(tx *ent.Client) error) error {
+	for attempt := 1; ; attempt++ {
+		err := d.tryTx(ctx, fn)
+		if err == nil || !IsRetryable(err) || attempt == maxAttempts {
+			return err
+		}
+		backoff := time.Duration(attempt) * time.Duration(1+rand.IntN(5)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+	}
+}
+
+func (d *DB) tryTx(ctx context.Context, fn func(tx *ent.Client) error) (err error) {
+	var opts *stdsql.TxOptions
+	if d.MySQL() {
+		// READ COMMITTED takes no gap locks, so concurrent inserts do not
+		// deadlock on the unique index; every check that needs a stable
+		// view takes row locks explicitly.
+		opts = &stdsql.TxOptions{Isolation: stdsql.LevelReadCommitted}
+	}
+	tx, err := d.write.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx.Client()); err != nil {
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, stdsql.ErrTxDone) {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,92 @@
+package db
+
+import (
+	"context"
+	stdsql "database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/dialect/sql/schema"
+)
+
+// migrateLockWait is how long a replica waits for another one's migration.
+const migrateLockWait = 120 // seconds
+
+// migrateMu serialises migrations within the process: ent's migrator
+// writes to its package-global table definitions while it runs.
+var migrateMu sync.Mutex
+
+// Migrate creates or updates the schema to match the compiled entities.
+// On MySQL it holds an advisory lock meanwhile, so replicas that start
+// together migrate one after the other instead of racing on DDL.
+func (d *DB) Migrate(ctx context.Context) error {
+	migrateMu.Lock()
+	defer migrateMu.Unlock()
+	opts := []schema.MigrateOption{}
+	if d.MySQL() {
+		coll, err := d.binaryCollation()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, schema.WithHooks(withCollation(coll)))
+		conn, err := d.writeDB.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		var got stdsql.NullInt64
+		err = conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT('personnel.migrate.', DATABASE()), ?)", migrateLockWait).Scan(&got)
+		if err != nil {
+			return fmt.Errorf("taking the migration lock: %w", err)
+		}
+		if !got.Valid || got.Int64 != 1 {
+			return fmt.Errorf("another replica held the migration lock for over %d seconds", migrateLockWait)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(CONCAT('personnel.migrate.', DATABASE()))")
+	}
+	if err := d.write.Schema.Create(ctx, opts...); err != nil {
+		return fmt.Errorf("migrating the schema: %w", err)
+	}
+	return nil
+}
+
+// binaryCollation picks the collation for every text column on MySQL and
+// MariaDB: binary, so exact filters are case-sensitive and ordering is by
+// code point as on SQLite, and NO PAD, so 'HR' and 'HR ' differ as they do
+// on SQLite (utf8mb4_bin, ent's default, ignores trailing spaces).
+func (d *DB) binaryCollation() (string, error) {
+	if d.Flavor == "mariadb" {
+		return "utf8mb4_nopad_bin", nil // MariaDB 10.2 and later
+	}
+	major, _, _ := strings.Cut(d.Version, ".")
+	if n, err := strconv.Atoi(major); err != nil || n < 8 {
+		return "", errors.New("MySQL 8.0 or later is required (for the utf8mb4_0900_bin collation)")
+	}
+	return "utf8mb4_0900_bin", nil
+}
+
+// withCollation sets the table collation of every table. It works on copies
+// because ent's table definitions are package globals shared by every
+// database this process opens.
+func withCollation(collation string) schema.Hook {
+	return func(next schema.Creator) schema.Creator {
+		return schema.CreateFunc(func(ctx context.Context, tables ...*schema.Table) error {
+			copies := make([]*schema.Table, len(tables))
+			for i, t := range tables {
+				c := *t
+				ann := entsql.Annotation{}
+				if t.Annotation != nil {
+					ann = *t.Annotation
+				}
+				ann.Charset, ann.Collation = "utf8mb4", collation
+				c.Annotation = &ann
+				copies[i] = &c
+			}
+			return next.Create(ctx, copies...)
+		})
+	}
+}

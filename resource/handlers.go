@@ -1,0 +1,124 @@
+package resource
+
+import (
+	"math"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"personnel/apierror"
+	"personnel/jsonbody"
+)
+
+// The handlers only move values between HTTP and the typed operations
+// above: parse, call, render. They never pick a status for an error.
+
+func (r *Resource[T]) handleList(c *gin.Context) {
+	q, err := r.ParseQuery(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, err := r.List(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	var next, previous string
+	if p.Page < p.LastPage() {
+		next = r.opts.Links.Page(c.Request, p.Page+1)
+	}
+	if p.Page > 1 {
+		previous = r.opts.Links.Page(c.Request, p.Page-1)
+	}
+	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows)
+	c.Data(http.StatusOK, "application/json", body)
+}
+
+func (r *Resource[T]) handleRead(c *gin.Context) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		fail(c, apierror.NotFoundError())
+		return
+	}
+	row, err := r.Get(c.Request.Context(), id)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("ETag", ETag(row))
+	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+}
+
+func (r *Resource[T]) handleCreate(c *gin.Context) {
+	in, err := r.readInput(c, true)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	row, err := r.Create(c.Request.Context(), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("Location", r.opts.Links.Record(c.Request, row.ID))
+	c.Header("ETag", ETag(row))
+	c.Data(http.StatusCreated, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+}
+
+func (r *Resource[T]) handleUpdate(c *gin.Context) { r.update(c, true) }
+func (r *Resource[T]) handlePatch(c *gin.Context)  { r.update(c, false) }
+
+func (r *Resource[T]) update(c *gin.Context, full bool) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		fail(c, apierror.NotFoundError())
+		return
+	}
+	in, err := r.readInput(c, full)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	row, err := r.Update(c.Request.Context(), id, in, ParsePrecondition(c.Request.Header.Values("If-Match")))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("ETag", ETag(row))
+	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+}
+
+func (r *Resource[T]) handleDelete(c *gin.Context) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		fail(c, apierror.NotFoundError())
+		return
+	}
+	if err := r.Delete(c.Request.Context(), id, ParsePrecondition(c.Request.Header.Values("If-Match"))); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (r *Resource[T]) readInput(c *gin.Context, full bool) (Input, error) {
+	m, err := jsonbody.Object(c.Request, r.opts.BodyLimit)
+	if err != nil {
+		return Input{}, err
+	}
+	return r.DecodeInput(m, full)
+}
+
+// parseID parses a path id: ASCII digits naming a positive int. Anything
+// else names no record.
+func parseID(s string) (int, bool) {
+	n, ok := positiveInt(s)
+	return n, ok && n != math.MaxInt
+}
+
+// fail writes err as the response and stops the handler chain.
+func fail(c *gin.Context, err error) {
+	apierror.Write(c.Request.Context(), c.Writer, err)
+	c.Abort()
+}

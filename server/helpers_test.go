@@ -1,0 +1,315 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"personnel/config"
+	"personnel/db"
+	"personnel/db/dbtest"
+	"personnel/server"
+)
+
+// api is a server under test: the real router on a real database.
+type api struct {
+	t       testing.TB
+	h       http.Handler
+	db      *db.DB
+	backend string
+}
+
+// newAPI starts the real handler on a fresh database of backend b; adjust
+// may change the configuration first.
+func newAPI(t testing.TB, b dbtest.Backend, adjust ...func(*config.Config)) *api {
+	t.Helper()
+	cfg := b.Config(t)
+	for _, f := range adjust {
+		f(cfg)
+	}
+	d := dbtest.MustOpen(t, cfg)
+	srv, err := server.New(cfg, d)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	return &api{t: t, h: srv.Handler(), db: d, backend: b.Name}
+}
+
+// res is the resource a contract test runs against.
+type res struct{ config.Resource }
+
+// forEach runs fn on every backend (in parallel, each with its own
+// database) and, within it, on every compiled resource. A resource added by
+// config is therefore held to the same contract as departments and areas.
+func forEach(t *testing.T, fn func(t *testing.T, a *api, r res), adjust ...func(*config.Config)) {
+	t.Parallel()
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			a := newAPI(t, b, adjust...)
+			for _, desc := range server.CompiledResources() {
+				t.Run(desc.Name, func(t *testing.T) {
+					a := *a
+					a.t = t
+					fn(t, &a, res{desc})
+				})
+			}
+		})
+	}
+}
+
+func (r res) coll() string          { return server.APIRoot + "/" + r.Path + "/" }
+func (r res) item(id any) string    { return fmt.Sprintf("%s%v/", r.coll(), id) }
+func (r res) query(q string) string { return r.coll() + "?" + q }
+
+// omit leaves the parent out of a body.
+var omit = struct{}{}
+
+// body returns a JSON body with the given code, name and parent; an empty
+// code or name, or omit as parent, leaves that field out.
+func (r res) body(code, name string, parent any) map[string]any {
+	m := map[string]any{}
+	if code != "" {
+		m[r.Fields.Code] = code
+	}
+	if name != "" {
+		m[r.Fields.Name] = name
+	}
+	if parent != omit {
+		m[r.Fields.Parent] = parent
+	}
+	return m
+}
+
+// response is what the server answered.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r *response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
+
+// leak matches text that must never reach a client.
+var leak = regexp.MustCompile(`(?i)sqlite|mysql|mariadb|constraint|syntax error|SELECT |INSERT |UPDATE |goroutine|\.go:\d|Error \d{4}|\bent: `)
+
+// do sends a request through the router. body may be a string (sent as
+// is) or any value (sent as JSON); header is name, value pairs. Every
+// answer is checked against the contract's rules for all responses: no 5xx,
+// and an error body that is JSON with code equal to the status, a message,
+// and nothing internal.
+func (a *api) do(method, path string, body any, header ...string) *response {
+	a.t.Helper()
+	var rd io.Reader
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, contentType = strings.NewReader(b), "application/json"
+	case []byte:
+		rd, contentType = bytes.NewReader(b), "application/json"
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		rd, contentType = bytes.NewReader(data), "application/json"
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	rec := httptest.NewRecorder()
+	a.h.ServeHTTP(rec, req)
+	resp := &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	checkResponse(a.t, method+" "+path, resp)
+	return resp
+}
+
+// checkResponse holds every response to the rules that apply to all.
+func checkResponse(t testing.TB, what string, resp *response) {
+	t.Helper()
+	if resp.Status >= 500 {
+		t.Errorf("%s: server error %s", what, resp)
+	}
+	if resp.Status < 400 {
+		return
+	}
+	var e struct {
+		Code   int                 `json:"code"`
+		Msg    string              `json:"msg"`
+		Errors map[string][]string `json:"errors"`
+	}
+	if err := json.Unmarshal(resp.Body, &e); err != nil {
+		t.Errorf("%s: error body is not JSON: %s", what, resp)
+	}
+	if e.Code != resp.Status || e.Msg == "" {
+		t.Errorf("%s: error body must have code %d and a msg: %s", what, resp.Status, resp.Body)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("%s: error Content-Type %q", what, ct)
+	}
+	if m := leak.Find(resp.Body); m != nil {
+		t.Errorf("%s: error body leaks %q: %s", what, m, resp.Body)
+	}
+}
+
+// record is one record as the API renders it.
+type record struct {
+	ID     int
+	Code   string
+	Name   string
+	Parent *int
+}
+
+// decodeRecord decodes a record, insisting on exactly the four fields.
+func (r res) decodeRecord(t testing.TB, data []byte) record {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("record is not a JSON object: %s", data)
+	}
+	return r.fromMap(t, m)
+}
+
+func (r res) fromMap(t testing.TB, m map[string]json.RawMessage) record {
+	t.Helper()
+	if len(m) != 4 {
+		t.Fatalf("record has %d fields, want id, %s, %s, %s: %v", len(m), r.Fields.Code, r.Fields.Name, r.Fields.Parent, m)
+	}
+	var rec record
+	for key, dst := range map[string]any{"id": &rec.ID, r.Fields.Code: &rec.Code, r.Fields.Name: &rec.Name, r.Fields.Parent: &rec.Parent} {
+		raw, ok := m[key]
+		if !ok {
+			t.Fatalf("record lacks %q: %v", key, m)
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			t.Fatalf("record field %q = %s: %v", key, raw, err)
+		}
+	}
+	return rec
+}
+
+// listBody is the list envelope.
+type listBody struct {
+	Count    int
+	Next     *string
+	Previous *string
+	Msg      string
+	Code     int
+	Data     []record
+}
+
+func (r res) decodeList(t testing.TB, resp *response) listBody {
+	t.Helper()
+	if resp.Status != http.StatusOK {
+		t.Fatalf("list: %s", resp)
+	}
+	var raw struct {
+		Count    *int                         `json:"count"`
+		Next     *string                      `json:"next"`
+		Previous *string                      `json:"previous"`
+		Msg      *string                      `json:"msg"`
+		Code     *int                         `json:"code"`
+		Data     []map[string]json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(resp.Body, &raw); err != nil {
+		t.Fatalf("list body: %v: %s", err, resp.Body)
+	}
+	if raw.Count == nil || raw.Msg == nil || raw.Code == nil || raw.Data == nil {
+		t.Fatalf("list envelope lacks count, msg, code or data: %s", resp.Body)
+	}
+	lb := listBody{Count: *raw.Count, Next: raw.Next, Previous: raw.Previous, Msg: *raw.Msg, Code: *raw.Code}
+	for _, m := range raw.Data {
+		lb.Data = append(lb.Data, r.fromMap(t, m))
+	}
+	return lb
+}
+
+// create creates a record and returns its id.
+func (a *api) create(r res, code, name string, parent any) int {
+	a.t.Helper()
+	resp := a.do(http.MethodPost, r.coll(), r.body(code, name, parent))
+	if resp.Status != http.StatusCreated {
+		a.t.Fatalf("create %s: %s", code, resp)
+	}
+	return r.decodeRecord(a.t, resp.Body).ID
+}
+
+// get reads a record, which must exist.
+func (a *api) get(r res, id int) record {
+	a.t.Helper()
+	resp := a.do(http.MethodGet, r.item(id), nil)
+	if resp.Status != http.StatusOK {
+		a.t.Fatalf("read %d: %s", id, resp)
+	}
+	return r.decodeRecord(a.t, resp.Body)
+}
+
+// list returns the list at query q, which must succeed.
+func (a *api) list(r res, q string) listBody {
+	a.t.Helper()
+	return r.decodeList(a.t, a.do(http.MethodGet, r.query(q), nil))
+}
+
+// wantError checks resp is an error with status and, for each field given,
+// an errors entry whose first message is msg (field, msg pairs).
+func wantError(t testing.TB, resp *response, status int, fieldMsgs ...string) {
+	t.Helper()
+	if resp.Status != status {
+		t.Fatalf("got %s, want status %d", resp, status)
+	}
+	var e struct {
+		Errors map[string][]string `json:"errors"`
+	}
+	_ = json.Unmarshal(resp.Body, &e)
+	for i := 0; i+1 < len(fieldMsgs); i += 2 {
+		field, msg := fieldMsgs[i], fieldMsgs[i+1]
+		got := e.Errors[field]
+		if len(got) == 0 || (msg != "" && got[0] != msg) {
+			t.Fatalf("errors[%q] = %q, want %q; body %s", field, got, msg, resp.Body)
+		}
+	}
+}
+
+func intp(n int) *int { return &n }
+
+func sameParent(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// equal compares records by value.
+func (a record) equal(b record) bool {
+	return a.ID == b.ID && a.Code == b.Code && a.Name == b.Name && sameParent(a.Parent, b.Parent)
+}
+
+func newRequest(method, path string) *http.Request { return httptest.NewRequest(method, path, nil) }
+
+// serve sends a prepared request through the router.
+func (a *api) serve(req *http.Request) *response {
+	a.t.Helper()
+	rec := httptest.NewRecorder()
+	a.h.ServeHTTP(rec, req)
+	resp := &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	checkResponse(a.t, req.Method+" "+req.URL.String(), resp)
+	return resp
+}

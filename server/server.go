@@ -1,0 +1,130 @@
+// Package server builds Personnel's HTTP handler from its configuration:
+// the middleware every request passes, the API root with each resource
+// registered on it, and JSON answers for unknown paths and methods.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"runtime/debug"
+
+	"github.com/gin-gonic/gin"
+
+	"personnel/apierror"
+	"personnel/config"
+	"personnel/db"
+	"personnel/resource"
+)
+
+// APIRoot is where the resources are served.
+const APIRoot = "/personnel/api"
+
+// Server is the HTTP side of Personnel.
+type Server struct {
+	engine    *gin.Engine
+	resources []config.Resource
+}
+
+// Option adjusts what New builds.
+type Option func(*options)
+
+type options struct {
+	apiMiddleware []gin.HandlerFunc
+}
+
+// WithAPIMiddleware puts handlers in front of every route under APIRoot,
+// after the common middleware; authentication plugs in here.
+func WithAPIMiddleware(h ...gin.HandlerFunc) Option {
+	return func(o *options) { o.apiMiddleware = append(o.apiMiddleware, h...) }
+}
+
+// New builds the handler. It fails when the resources list the binary
+// carries (config/resources.yaml) and the resources compiled in disagree,
+// which happens when the list was edited without regenerating the code.
+func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
+	if err := CheckResources(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	// Paths are served with and without the trailing slash; a redirect
+	// would cost clients their body or Authorization header.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = true
+	proxies := make([]string, len(cfg.TrustedProxies))
+	for i, p := range cfg.TrustedProxies {
+		proxies[i] = p.String()
+	}
+	if err := e.SetTrustedProxies(proxies); err != nil {
+		return nil, fmt.Errorf("PERSONNEL_TRUSTED_PROXIES: %w", err)
+	}
+	e.Use(requestLog(), recovery())
+	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
+	e.NoMethod(func(c *gin.Context) {
+		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)))
+	})
+
+	api := e.Group(APIRoot, o.apiMiddleware...)
+	reg := resource.NewRegistry(api, d, resource.Options{
+		PageSizeMax: cfg.PageSizeMax,
+		BodyLimit:   cfg.BodyLimit,
+		Links:       resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies},
+	})
+	registerResources(reg)
+	return &Server{engine: e, resources: reg.Resources()}, nil
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Resources returns the descriptions of the resources served.
+func (s *Server) Resources() []config.Resource { return s.resources }
+
+// CompiledResources returns the resources this binary was generated for.
+func CompiledResources() []config.Resource { return compiledResources }
+
+// CheckResources compares the resources list embedded in the binary with
+// the resources compiled in, and says what to run when they differ.
+func CheckResources() error {
+	listed, err := config.Resources()
+	if err != nil {
+		return err
+	}
+	if reflect.DeepEqual(listed, compiledResources) {
+		return nil
+	}
+	return errors.New(config.ResourcesFile + " does not match the resources compiled into this binary: " +
+		"run `go generate ./...` and rebuild (go build ./cmd/personnel)")
+}
+
+// recovery turns a panic into a logged stack and a plain 500.
+func recovery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.ErrorContext(c.Request.Context(), "panic serving request", "panic", p, "stack", string(debug.Stack()))
+				if !c.Writer.Written() {
+					fail(c, fmt.Errorf("panic: %v", p))
+				}
+				c.Abort()
+			}
+		}()
+		c.Next()
+	}
+}
+
+func fail(c *gin.Context, err error) {
+	apierror.Write(c.Request.Context(), c.Writer, err)
+	c.Abort()
+}
