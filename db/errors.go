@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/go-sql-driver/mysql"
@@ -35,7 +36,10 @@ func IsUniqueViolation(err error) bool {
 // write: a child naming a missing parent, or the delete of a parent.
 func IsForeignKeyViolation(err error) bool {
 	if code, ok := sqliteCode(err); ok {
-		return code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+		// SQLite reports an ON DELETE RESTRICT refusal as a trigger
+		// constraint; only its message says it is the foreign key.
+		return code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY ||
+			code == sqlite3.SQLITE_CONSTRAINT_TRIGGER && strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
 	}
 	n := mysqlNumber(err)
 	return n == mysqlRowIsReferenced || n == mysqlNoReferencedRow

@@ -77,6 +77,11 @@ func (r *Resource[T]) update(c *gin.Context, full bool) {
 	}
 	in, err := r.readInput(c, full)
 	if err != nil {
+		// As in Django REST Framework, a missing record is a 404 whatever
+		// the body; the look-up costs nothing on the path that succeeds.
+		if _, gerr := r.Get(c.Request.Context(), id); gerr != nil {
+			err = gerr
+		}
 		fail(c, err)
 		return
 	}

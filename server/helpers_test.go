@@ -286,8 +286,6 @@ func wantError(t testing.TB, resp *response, status int, fieldMsgs ...string) {
 	}
 }
 
-func intp(n int) *int { return &n }
-
 func sameParent(a, b *int) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -33,3 +33,13 @@ func TestRead_UnknownOrNonNumericIDIs404(t *testing.T) {
 		}
 	})
 }
+
+func TestUpdate_MissingRecordIs404EvenWithABadBody(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		for _, m := range []string{http.MethodPut, http.MethodPatch} {
+			wantError(t, a.do(m, r.item(999999), `{"`+r.Fields.Code+`": 5}`), http.StatusNotFound)
+			wantError(t, a.do(m, r.item(999999), `not json`), http.StatusNotFound)
+			wantError(t, a.do(m, r.item(999999), `{}`, "Content-Type", "text/plain"), http.StatusNotFound)
+		}
+	})
+}

@@ -1,0 +1,153 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the personnel command built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "personnel-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "personnel")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the binary: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// started is a running personnel process.
+type started struct {
+	cmd  *exec.Cmd
+	addr string
+	logs chan map[string]any
+	done chan error
+}
+
+// start runs the binary with env (and a fresh SQLite database unless env
+// names one) and waits until it listens.
+func start(t *testing.T, env ...string) *started {
+	t.Helper()
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
+		"PERSONNEL_DB_DSN="+filepath.Join(t.TempDir(), "data", "p.db"))
+	cmd.Env = append(cmd.Env, env...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &started{cmd: cmd, logs: make(chan map[string]any, 100), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				s.logs <- m
+			}
+		}
+		close(s.logs)
+		s.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case m, ok := <-s.logs:
+			if !ok {
+				t.Fatal("the server exited before listening")
+			}
+			if m["msg"] == "listening" {
+				s.addr = m["addr"].(string)
+				return s
+			}
+		case <-deadline:
+			t.Fatal("the server did not start listening")
+		}
+	}
+}
+
+func TestServe_BadConfigFailsNamingTheSetting(t *testing.T) {
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), "PERSONNEL_PAGE_SIZE_MAX=many")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "PERSONNEL_PAGE_SIZE_MAX") {
+		t.Fatalf("exit %v, output %s", err, out)
+	}
+}
+
+func TestServe_SIGTERMLetsInFlightRequestsFinishThenStops(t *testing.T) {
+	s := start(t)
+	body := `{"dept_code":"HR","dept_name":"Human Resources"}`
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Send the headers and half the body: the request is now in flight.
+	fmt.Fprintf(conn, "POST /personnel/api/departments/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
+	time.Sleep(200 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := net.DialTimeout("tcp", s.addr, time.Second); err == nil {
+		t.Error("new connections are still accepted after SIGTERM")
+	}
+	io.WriteString(conn, body[10:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("in-flight request lost: %v", err)
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("in-flight request answered %d", resp.StatusCode)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+}
+
+func TestServe_LogsWhereItListensAndWhichDatabase(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "logged.db")
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=text", "PERSONNEL_DB_DSN="+dsn)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), "msg=listening") {
+			break
+		}
+	}
+	all := strings.Join(lines, "\n")
+	if !strings.Contains(all, "driver=sqlite") || !strings.Contains(all, dsn) || !strings.Contains(all, "addr=127.0.0.1:") {
+		t.Fatalf("start-up log lacks the database or address:\n%s", all)
+	}
+}

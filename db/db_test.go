@@ -1,0 +1,171 @@
+package db_test
+
+import (
+	"context"
+	stdsql "database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"personnel/config"
+	"personnel/db"
+	"personnel/db/dbtest"
+	"personnel/ent"
+)
+
+var cols = ent.DepartmentHierarchy{}.Columns()
+
+// insert writes a department row directly, bypassing the service.
+func insert(d *db.DB, code string, parent any) (int64, error) {
+	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`, `%s`) VALUES (?, ?, ?, ?, ?)",
+		cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold, cols.Parent)
+	res, err := d.Write().ExecContext(context.Background(), q, code, code, "n", "n", parent)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func TestOpen_SQLiteCreatesTheFileAndItsDirectory(t *testing.T) {
+	cfg := config.Default()
+	cfg.DBDSN = filepath.Join(t.TempDir(), "new", "dir", "personnel.db")
+	dbtest.MustOpen(t, cfg)
+	if _, err := os.Stat(cfg.DBDSN); err != nil {
+		t.Fatalf("database file not created: %v", err)
+	}
+}
+
+func TestOpen_SQLiteRefusesAPathWithAQuery(t *testing.T) {
+	cfg := config.Default()
+	cfg.DBDSN = filepath.Join(t.TempDir(), "x.db?mode=ro")
+	if _, err := db.Open(context.Background(), cfg); err == nil {
+		t.Fatal("a path with '?' was accepted")
+	}
+}
+
+func TestSQLite_EveryConnectionHasForeignKeysAndWAL(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	for name, c := range map[string]*ent.Client{"reader": d.Read(), "writer": d.Write()} {
+		for pragma, want := range map[string]string{"foreign_keys": "1", "journal_mode": "wal", "synchronous": "2"} {
+			rows, err := c.QueryContext(context.Background(), "PRAGMA "+pragma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			rows.Next()
+			_ = rows.Scan(&got)
+			rows.Close()
+			if got != want {
+				t.Errorf("%s: PRAGMA %s = %q, want %q", name, pragma, got, want)
+			}
+		}
+	}
+	if _, err := insert(d, "X", nil); err != nil {
+		t.Fatalf("writer refused a write: %v", err)
+	}
+	_, err := d.Read().ExecContext(context.Background(), "DELETE FROM `"+cols.Table+"`")
+	if err == nil {
+		t.Fatal("the read pool accepted a write")
+	}
+}
+
+func TestDatabase_ForeignKeyRefusesOrphansAndParentDeletes(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, _ := b.Open(t)
+			if _, err := insert(d, "ORPHAN", 424242); !db.IsForeignKeyViolation(err) {
+				t.Fatalf("orphan insert: %v, want a foreign key violation", err)
+			}
+			parent, err := insert(d, "P", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := insert(d, "C", parent); err != nil {
+				t.Fatal(err)
+			}
+			_, err = d.Write().ExecContext(context.Background(), "DELETE FROM `"+cols.Table+"` WHERE `id` = ?", parent)
+			if !db.IsForeignKeyViolation(err) {
+				t.Fatalf("deleting a parent: %v, want a foreign key violation", err)
+			}
+		})
+	}
+}
+
+func TestDatabase_UniqueIndexOnTheFoldedCode(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, _ := b.Open(t)
+			if _, err := insert(d, "hr", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := insert(d, "hr", nil); !db.IsUniqueViolation(err) {
+				t.Fatalf("second insert: %v, want a unique violation", err)
+			}
+			if _, err := insert(d, "hr ", nil); err != nil {
+				t.Fatalf("'hr ' is a different code (no padding): %v", err)
+			}
+		})
+	}
+}
+
+func TestMigrate_RunsAgainWithoutChanges(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, _ := b.Open(t)
+			if _, err := insert(d, "KEEP", nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Migrate(context.Background()); err != nil {
+				t.Fatalf("second migration: %v", err)
+			}
+			var n int
+			rows, err := d.Read().QueryContext(context.Background(), "SELECT COUNT(*) FROM `"+cols.Table+"`")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows.Next()
+			_ = rows.Scan(&n)
+			rows.Close()
+			if n != 1 {
+				t.Fatalf("%d rows after migrating again, want 1", n)
+			}
+		})
+	}
+}
+
+func TestInTx_RollsBackWhenTheFunctionFails(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, _ := b.Open(t)
+			boom := fmt.Errorf("boom")
+			err := d.InTx(context.Background(), func(tx *ent.Client) error {
+				if _, err := tx.ExecContext(context.Background(), "DELETE FROM `"+cols.Table+"`"); err != nil {
+					return err
+				}
+				if _, err := tx.Department.Create().SetCode("T").SetCodeFold("t").SetName("n").SetNameFold("n").Save(context.Background()); err != nil {
+					return err
+				}
+				return boom
+			})
+			if err != boom {
+				t.Fatalf("InTx = %v, want the function's error", err)
+			}
+			if n, _ := d.Read().Department.Query().Count(context.Background()); n != 0 {
+				t.Fatalf("%d rows after a rolled-back transaction", n)
+			}
+		})
+	}
+}
+
+func TestIsUnavailable_RefusedConnection(t *testing.T) {
+	sqlDB, err := stdsql.Open("mysql", "root@tcp(127.0.0.1:1)/x?timeout=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlDB.Close()
+	err = sqlDB.PingContext(context.Background())
+	if err == nil || !db.IsUnavailable(err) {
+		t.Fatalf("ping of a closed port: %v; IsUnavailable = false", err)
+	}
+}
