@@ -91,6 +91,9 @@ func loadConfig(name string, args []string, stderr io.Writer) (*config.Config, e
 	if err != nil {
 		return nil, err
 	}
+	if err := server.CheckResources(); err != nil {
+		return nil, err
+	}
 	setupLogging(cfg, stderr)
 	return cfg, nil
 }
