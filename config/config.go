@@ -44,7 +44,28 @@ type Config struct {
 	ShutdownTimeout time.Duration  // how long in-flight requests get on SIGTERM
 	LogLevel        slog.Level
 	LogFormat       string // "text", "json" or "auto" (text on a terminal)
+
+	Env                string        // "development" or "production"
+	JWTSecret          []byte        // nil: generated beside the SQLite database
+	JWTAlgorithm       string        // HS256, HS384 or HS512
+	JWTTTL             time.Duration // lifetime of a token
+	JWTRefreshWindow   time.Duration // how long after login a token may be refreshed
+	AdminUser          string        // first editor, created when there is no user
+	AdminPassword      string
+	BcryptCost         int
+	LoginFailuresUser  int           // failed logins for one username before 429
+	LoginFailuresAddr  int           // failed logins from one address before 429
+	LoginFailureWindow time.Duration // how long a failed login counts
 }
+
+// Environments.
+const (
+	EnvDevelopment = "development"
+	EnvProduction  = "production"
+)
+
+// MinJWTSecret is the shortest JWT secret accepted, in bytes.
+const MinJWTSecret = 32
 
 // Setting describes one configuration setting.
 type Setting struct {
@@ -150,6 +171,56 @@ var settings = []Setting{
 			}
 			return errors.New(`must be "text", "json" or "auto"`)
 		}},
+	{"PERSONNEL_ENV", "env", EnvDevelopment, "`development` or `production`. In production the service refuses to start without `PERSONNEL_JWT_SECRET`.",
+		func(c *Config, v string) error {
+			if v != EnvDevelopment && v != EnvProduction {
+				return fmt.Errorf("must be %q or %q", EnvDevelopment, EnvProduction)
+			}
+			c.Env = v
+			return nil
+		}},
+	{"PERSONNEL_JWT_SECRET", "jwt_secret", "", "Secret that signs tokens, at least 32 bytes; every replica needs the same one. Unset on SQLite: generated on first start into `<database>.jwt-secret` (mode 0600) beside the database file.",
+		func(c *Config, v string) error {
+			if v == "" {
+				c.JWTSecret = nil
+				return nil
+			}
+			if len(v) < MinJWTSecret {
+				return fmt.Errorf("must be at least %d bytes (got %d); generate one with: openssl rand -base64 48", MinJWTSecret, len(v))
+			}
+			c.JWTSecret = []byte(v)
+			return nil
+		}},
+	{"PERSONNEL_JWT_ALGORITHM", "jwt_algorithm", "HS256", "Signing algorithm: `HS256`, `HS384` or `HS512`; tokens signed any other way are refused.",
+		func(c *Config, v string) error {
+			switch v {
+			case "HS256", "HS384", "HS512":
+				c.JWTAlgorithm = v
+				return nil
+			}
+			return errors.New(`must be "HS256", "HS384" or "HS512"`)
+		}},
+	{"PERSONNEL_JWT_TTL", "jwt_ttl", "1h", "Lifetime of a token.",
+		func(c *Config, v string) error { return positiveDuration(&c.JWTTTL, v) }},
+	{"PERSONNEL_JWT_REFRESH_WINDOW", "jwt_refresh_window", "168h", "How long after the original login a token can still be refreshed.",
+		func(c *Config, v string) error { return positiveDuration(&c.JWTRefreshWindow, v) }},
+	{"PERSONNEL_ADMIN_USER", "admin_user", "", "When the database has no user at start-up, create this editor (with `PERSONNEL_ADMIN_PASSWORD`).",
+		func(c *Config, v string) error { c.AdminUser = v; return nil }},
+	{"PERSONNEL_ADMIN_PASSWORD", "admin_password", "", "Password of that first editor (at least 8 characters).",
+		func(c *Config, v string) error { c.AdminPassword = v; return nil }},
+	{"PERSONNEL_BCRYPT_COST", "bcrypt_cost", "12", "bcrypt cost of stored password hashes (4 to 31; each step doubles the work).",
+		func(c *Config, v string) error {
+			if err := positiveInt(&c.BcryptCost, v); err != nil || c.BcryptCost < 4 || c.BcryptCost > 31 {
+				return errors.New("must be a whole number from 4 to 31")
+			}
+			return nil
+		}},
+	{"PERSONNEL_LOGIN_FAILURES_PER_USER", "login_failures_per_user", "5", "Failed logins for one username within the window before further attempts get 429.",
+		func(c *Config, v string) error { return positiveInt(&c.LoginFailuresUser, v) }},
+	{"PERSONNEL_LOGIN_FAILURES_PER_ADDRESS", "login_failures_per_address", "20", "Failed logins from one client address within the window before further attempts get 429.",
+		func(c *Config, v string) error { return positiveInt(&c.LoginFailuresAddr, v) }},
+	{"PERSONNEL_LOGIN_FAILURE_WINDOW", "login_failure_window", "15m", "How long a failed login counts against its username and address.",
+		func(c *Config, v string) error { return positiveDuration(&c.LoginFailureWindow, v) }},
 }
 
 // Default returns the configuration used when nothing is set.
@@ -245,6 +316,9 @@ var errEOF = func() error {
 
 // validate checks what one setting cannot check alone.
 func (c *Config) validate() error {
+	if (c.AdminUser == "") != (c.AdminPassword == "") {
+		return errors.New("config: PERSONNEL_ADMIN_USER and PERSONNEL_ADMIN_PASSWORD must be set together")
+	}
 	if c.DBDriver == DriverMySQL {
 		if _, err := mysql.ParseDSN(c.DBDSN); err != nil {
 			return fmt.Errorf("config: PERSONNEL_DB_DSN: not a valid MySQL DSN (user:password@tcp(host:3306)/dbname): %v", redactErr(err))
@@ -270,7 +344,8 @@ func (c *Config) RedactedDSN() string {
 
 // redact hides values of settings that may hold secrets.
 func redact(s Setting, v string) string {
-	if s.Env == "PERSONNEL_DB_DSN" {
+	switch s.Env {
+	case "PERSONNEL_DB_DSN", "PERSONNEL_JWT_SECRET", "PERSONNEL_ADMIN_PASSWORD":
 		return "(redacted)"
 	}
 	return v

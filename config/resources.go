@@ -76,9 +76,9 @@ var (
 // that would clash with other Ent types, paths with other routes, field
 // names with list parameters.
 var (
-	reservedNames  = map[string]bool{"user": true, "hierarchy": true, "client": true, "tx": true}
+	reservedNames  = map[string]bool{"user": true, "login_failure": true, "hierarchy": true, "client": true, "tx": true}
 	reservedPaths  = map[string]bool{"openapi": true, "openapi.json": true}
-	reservedTables = map[string]bool{"personnel_user": true}
+	reservedTables = map[string]bool{"personnel_user": true, "personnel_login_failure": true}
 	reservedParams = map[string]bool{"page": true, "page_size": true, "ordering": true, "root": true, "depth": true, "id": true}
 )
 

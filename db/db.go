@@ -9,6 +9,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -75,6 +76,13 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return nil, fmt.Errorf("PERSONNEL_DB_DSN: creating the database directory: %w", err)
 			}
+		}
+		// The database holds password hashes: create it private. SQLite
+		// gives its -wal and -shm files the database file's mode.
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+		} else if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("PERSONNEL_DB_DSN: creating the database file: %w", err)
 		}
 	}
 	if readers <= 0 {

@@ -13,6 +13,8 @@ import (
 
 	"personnel/ent/area"
 	"personnel/ent/department"
+	"personnel/ent/loginfailure"
+	"personnel/ent/user"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -31,6 +33,10 @@ type Client struct {
 	Area *AreaClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
+	// LoginFailure is the client for interacting with the LoginFailure builders.
+	LoginFailure *LoginFailureClient
+	// User is the client for interacting with the User builders.
+	User *UserClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -44,6 +50,8 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Area = NewAreaClient(c.config)
 	c.Department = NewDepartmentClient(c.config)
+	c.LoginFailure = NewLoginFailureClient(c.config)
+	c.User = NewUserClient(c.config)
 }
 
 type (
@@ -134,10 +142,12 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		Area:       NewAreaClient(cfg),
-		Department: NewDepartmentClient(cfg),
+		ctx:          ctx,
+		config:       cfg,
+		Area:         NewAreaClient(cfg),
+		Department:   NewDepartmentClient(cfg),
+		LoginFailure: NewLoginFailureClient(cfg),
+		User:         NewUserClient(cfg),
 	}, nil
 }
 
@@ -155,10 +165,12 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		Area:       NewAreaClient(cfg),
-		Department: NewDepartmentClient(cfg),
+		ctx:          ctx,
+		config:       cfg,
+		Area:         NewAreaClient(cfg),
+		Department:   NewDepartmentClient(cfg),
+		LoginFailure: NewLoginFailureClient(cfg),
+		User:         NewUserClient(cfg),
 	}, nil
 }
 
@@ -189,6 +201,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	c.Area.Use(hooks...)
 	c.Department.Use(hooks...)
+	c.LoginFailure.Use(hooks...)
+	c.User.Use(hooks...)
 }
 
 // Intercept adds the query interceptors to all the entity clients.
@@ -196,6 +210,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	c.Area.Intercept(interceptors...)
 	c.Department.Intercept(interceptors...)
+	c.LoginFailure.Intercept(interceptors...)
+	c.User.Intercept(interceptors...)
 }
 
 // Mutate implements the ent.Mutator interface.
@@ -205,6 +221,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Area.mutate(ctx, m)
 	case *DepartmentMutation:
 		return c.Department.mutate(ctx, m)
+	case *LoginFailureMutation:
+		return c.LoginFailure.mutate(ctx, m)
+	case *UserMutation:
+		return c.User.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -540,13 +560,279 @@ func (c *DepartmentClient) mutate(ctx context.Context, m *DepartmentMutation) (V
 	}
 }
 
+// LoginFailureClient is a client for the LoginFailure schema.
+type LoginFailureClient struct {
+	config
+}
+
+// NewLoginFailureClient returns a client for the LoginFailure from the given config.
+func NewLoginFailureClient(c config) *LoginFailureClient {
+	return &LoginFailureClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `loginfailure.Hooks(f(g(h())))`.
+func (c *LoginFailureClient) Use(hooks ...Hook) {
+	c.hooks.LoginFailure = append(c.hooks.LoginFailure, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `loginfailure.Intercept(f(g(h())))`.
+func (c *LoginFailureClient) Intercept(interceptors ...Interceptor) {
+	c.inters.LoginFailure = append(c.inters.LoginFailure, interceptors...)
+}
+
+// Create returns a builder for creating a LoginFailure entity.
+func (c *LoginFailureClient) Create() *LoginFailureCreate {
+	mutation := newLoginFailureMutation(c.config, OpCreate)
+	return &LoginFailureCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of LoginFailure entities.
+func (c *LoginFailureClient) CreateBulk(builders ...*LoginFailureCreate) *LoginFailureCreateBulk {
+	return &LoginFailureCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *LoginFailureClient) MapCreateBulk(slice any, setFunc func(*LoginFailureCreate, int)) *LoginFailureCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &LoginFailureCreateBulk{err: fmt.Errorf("calling to LoginFailureClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*LoginFailureCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &LoginFailureCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for LoginFailure.
+func (c *LoginFailureClient) Update() *LoginFailureUpdate {
+	mutation := newLoginFailureMutation(c.config, OpUpdate)
+	return &LoginFailureUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *LoginFailureClient) UpdateOne(_m *LoginFailure) *LoginFailureUpdateOne {
+	mutation := newLoginFailureMutation(c.config, OpUpdateOne, withLoginFailure(_m))
+	return &LoginFailureUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *LoginFailureClient) UpdateOneID(id int) *LoginFailureUpdateOne {
+	mutation := newLoginFailureMutation(c.config, OpUpdateOne, withLoginFailureID(id))
+	return &LoginFailureUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for LoginFailure.
+func (c *LoginFailureClient) Delete() *LoginFailureDelete {
+	mutation := newLoginFailureMutation(c.config, OpDelete)
+	return &LoginFailureDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *LoginFailureClient) DeleteOne(_m *LoginFailure) *LoginFailureDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *LoginFailureClient) DeleteOneID(id int) *LoginFailureDeleteOne {
+	builder := c.Delete().Where(loginfailure.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &LoginFailureDeleteOne{builder}
+}
+
+// Query returns a query builder for LoginFailure.
+func (c *LoginFailureClient) Query() *LoginFailureQuery {
+	return &LoginFailureQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeLoginFailure},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a LoginFailure entity by its id.
+func (c *LoginFailureClient) Get(ctx context.Context, id int) (*LoginFailure, error) {
+	return c.Query().Where(loginfailure.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *LoginFailureClient) GetX(ctx context.Context, id int) *LoginFailure {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *LoginFailureClient) Hooks() []Hook {
+	return c.hooks.LoginFailure
+}
+
+// Interceptors returns the client interceptors.
+func (c *LoginFailureClient) Interceptors() []Interceptor {
+	return c.inters.LoginFailure
+}
+
+func (c *LoginFailureClient) mutate(ctx context.Context, m *LoginFailureMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&LoginFailureCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&LoginFailureUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&LoginFailureUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&LoginFailureDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown LoginFailure mutation op: %q", m.Op())
+	}
+}
+
+// UserClient is a client for the User schema.
+type UserClient struct {
+	config
+}
+
+// NewUserClient returns a client for the User from the given config.
+func NewUserClient(c config) *UserClient {
+	return &UserClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `user.Hooks(f(g(h())))`.
+func (c *UserClient) Use(hooks ...Hook) {
+	c.hooks.User = append(c.hooks.User, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `user.Intercept(f(g(h())))`.
+func (c *UserClient) Intercept(interceptors ...Interceptor) {
+	c.inters.User = append(c.inters.User, interceptors...)
+}
+
+// Create returns a builder for creating a User entity.
+func (c *UserClient) Create() *UserCreate {
+	mutation := newUserMutation(c.config, OpCreate)
+	return &UserCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of User entities.
+func (c *UserClient) CreateBulk(builders ...*UserCreate) *UserCreateBulk {
+	return &UserCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *UserClient) MapCreateBulk(slice any, setFunc func(*UserCreate, int)) *UserCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &UserCreateBulk{err: fmt.Errorf("calling to UserClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*UserCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &UserCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for User.
+func (c *UserClient) Update() *UserUpdate {
+	mutation := newUserMutation(c.config, OpUpdate)
+	return &UserUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *UserClient) UpdateOne(_m *User) *UserUpdateOne {
+	mutation := newUserMutation(c.config, OpUpdateOne, withUser(_m))
+	return &UserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *UserClient) UpdateOneID(id int) *UserUpdateOne {
+	mutation := newUserMutation(c.config, OpUpdateOne, withUserID(id))
+	return &UserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for User.
+func (c *UserClient) Delete() *UserDelete {
+	mutation := newUserMutation(c.config, OpDelete)
+	return &UserDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *UserClient) DeleteOne(_m *User) *UserDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *UserClient) DeleteOneID(id int) *UserDeleteOne {
+	builder := c.Delete().Where(user.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &UserDeleteOne{builder}
+}
+
+// Query returns a query builder for User.
+func (c *UserClient) Query() *UserQuery {
+	return &UserQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeUser},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a User entity by its id.
+func (c *UserClient) Get(ctx context.Context, id int) (*User, error) {
+	return c.Query().Where(user.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *UserClient) GetX(ctx context.Context, id int) *User {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *UserClient) Hooks() []Hook {
+	return c.hooks.User
+}
+
+// Interceptors returns the client interceptors.
+func (c *UserClient) Interceptors() []Interceptor {
+	return c.inters.User
+}
+
+func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&UserCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&UserUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&UserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&UserDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown User mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Area, Department []ent.Hook
+		Area, Department, LoginFailure, User []ent.Hook
 	}
 	inters struct {
-		Area, Department []ent.Interceptor
+		Area, Department, LoginFailure, User []ent.Interceptor
 	}
 )
 

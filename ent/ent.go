@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"personnel/ent/area"
 	"personnel/ent/department"
+	"personnel/ent/loginfailure"
+	"personnel/ent/user"
 	"reflect"
 	"sync"
 
@@ -74,8 +76,10 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			area.Table:       area.ValidColumn,
-			department.Table: department.ValidColumn,
+			area.Table:         area.ValidColumn,
+			department.Table:   department.ValidColumn,
+			loginfailure.Table: loginfailure.ValidColumn,
+			user.Table:         user.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -2,8 +2,59 @@
 
 package ent
 
+import (
+	"personnel/ent/loginfailure"
+	"personnel/ent/schema"
+	"personnel/ent/user"
+	"time"
+)
+
 // The init function reads all schema descriptors with runtime code
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	loginfailureFields := schema.LoginFailure{}.Fields()
+	_ = loginfailureFields
+	// loginfailureDescSubject is the schema descriptor for subject field.
+	loginfailureDescSubject := loginfailureFields[0].Descriptor()
+	// loginfailure.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	loginfailure.SubjectValidator = loginfailureDescSubject.Validators[0].(func(string) error)
+	userFields := schema.User{}.Fields()
+	_ = userFields
+	// userDescUsername is the schema descriptor for username field.
+	userDescUsername := userFields[0].Descriptor()
+	// user.UsernameValidator is a validator for the "username" field. It is called by the builders before save.
+	user.UsernameValidator = func() func(string) error {
+		validators := userDescUsername.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(username string) error {
+			for _, fn := range fns {
+				if err := fn(username); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// userDescActive is the schema descriptor for active field.
+	userDescActive := userFields[3].Descriptor()
+	// user.DefaultActive holds the default value on creation for the active field.
+	user.DefaultActive = userDescActive.Default.(bool)
+	// userDescTokensValidAfter is the schema descriptor for tokens_valid_after field.
+	userDescTokensValidAfter := userFields[4].Descriptor()
+	// user.DefaultTokensValidAfter holds the default value on creation for the tokens_valid_after field.
+	user.DefaultTokensValidAfter = userDescTokensValidAfter.Default.(func() time.Time)
+	// userDescCreatedAt is the schema descriptor for created_at field.
+	userDescCreatedAt := userFields[5].Descriptor()
+	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
+	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
+	// userDescUpdatedAt is the schema descriptor for updated_at field.
+	userDescUpdatedAt := userFields[6].Descriptor()
+	// user.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	user.DefaultUpdatedAt = userDescUpdatedAt.Default.(func() time.Time)
+	// user.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	user.UpdateDefaultUpdatedAt = userDescUpdatedAt.UpdateDefault.(func() time.Time)
 }

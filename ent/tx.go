@@ -18,6 +18,10 @@ type Tx struct {
 	Area *AreaClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
+	// LoginFailure is the client for interacting with the LoginFailure builders.
+	LoginFailure *LoginFailureClient
+	// User is the client for interacting with the User builders.
+	User *UserClient
 
 	// lazily loaded.
 	client     *Client
@@ -151,6 +155,8 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.Area = NewAreaClient(tx.config)
 	tx.Department = NewDepartmentClient(tx.config)
+	tx.LoginFailure = NewLoginFailureClient(tx.config)
+	tx.User = NewUserClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,34 +13,72 @@ import (
 	"strings"
 	"testing"
 
+	"personnel/auth"
 	"personnel/config"
 	"personnel/db"
 	"personnel/db/dbtest"
 	"personnel/server"
 )
 
-// api is a server under test: the real router on a real database.
+// api is a server under test: the real router on a real database, and the
+// token of an editor that every request carries unless told otherwise.
 type api struct {
 	t       testing.TB
 	h       http.Handler
 	db      *db.DB
+	cfg     *config.Config
 	backend string
+	token   string
 }
 
-// newAPI starts the real handler on a fresh database of backend b; adjust
-// may change the configuration first.
+// Credentials of the editor every test API has.
+const (
+	testUser     = "tester"
+	testPassword = "correct horse battery"
+)
+
+// newAPI starts the real handler on a fresh database of backend b, with an
+// editor logged in; adjust may change the configuration first.
 func newAPI(t testing.TB, b dbtest.Backend, adjust ...func(*config.Config)) *api {
+	t.Helper()
+	return newAPIWith(t, b, nil, adjust...)
+}
+
+// newAPIWith is newAPI with server options (a clock, a hasher).
+func newAPIWith(t testing.TB, b dbtest.Backend, opts []server.Option, adjust ...func(*config.Config)) *api {
 	t.Helper()
 	cfg := b.Config(t)
 	for _, f := range adjust {
 		f(cfg)
 	}
 	d := dbtest.MustOpen(t, cfg)
-	srv, err := server.New(cfg, d)
+	srv, err := server.New(cfg, d, opts...)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	return &api{t: t, h: srv.Handler(), db: d, backend: b.Name}
+	a := &api{t: t, h: srv.Handler(), db: d, cfg: cfg, backend: b.Name}
+	a.addUser(testUser, auth.RoleEditor, testPassword)
+	a.token = a.login(testUser, testPassword)
+	return a
+}
+
+// addUser creates a user directly in the database.
+func (a *api) addUser(name, role, password string) {
+	a.t.Helper()
+	if _, err := auth.AddUser(context.Background(), a.db, name, role, password, a.cfg.BcryptCost); err != nil {
+		a.t.Fatalf("adding user %s: %v", name, err)
+	}
+}
+
+// login returns a token for the user, which must be able to log in.
+func (a *api) login(name, password string) string {
+	a.t.Helper()
+	resp := a.do(http.MethodPost, "/jwt-api-token-auth/", map[string]string{"username": name, "password": password}, "Authorization", "")
+	var body struct{ Token string }
+	if resp.Status != http.StatusOK || json.Unmarshal(resp.Body, &body) != nil || body.Token == "" {
+		a.t.Fatalf("login as %s: %s", name, resp)
+	}
+	return body.Token
 }
 
 // res is the resource a contract test runs against.
@@ -125,6 +164,9 @@ func (a *api) do(method, path string, body any, header ...string) *response {
 	req := httptest.NewRequest(method, path, rd)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "JWT "+a.token)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i+1] == "" {
@@ -302,12 +344,18 @@ func (a record) equal(b record) bool {
 
 func newRequest(method, path string) *http.Request { return httptest.NewRequest(method, path, nil) }
 
-// serve sends a prepared request through the router.
+// serve sends a prepared request through the router, with the editor's
+// token unless the request has an Authorization header.
 func (a *api) serve(req *http.Request) *response {
 	a.t.Helper()
+	if req.Header.Get("Authorization") == "" && a.token != "" {
+		req.Header.Set("Authorization", "JWT "+a.token)
+	}
 	rec := httptest.NewRecorder()
 	a.h.ServeHTTP(rec, req)
 	resp := &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 	checkResponse(a.t, req.Method+" "+req.URL.String(), resp)
 	return resp
 }
+
+func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

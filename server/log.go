@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"personnel/auth"
 )
 
 // requestLog logs every request once it is answered.
@@ -21,6 +23,7 @@ func requestLog() gin.HandlerFunc {
 			slog.String("route", route),
 			slog.Int("status", c.Writer.Status()),
 			slog.Duration("latency", time.Since(start)),
+			slog.String("user", auth.Username(c)),
 		)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"personnel/apierror"
+	"personnel/auth"
 	"personnel/config"
 	"personnel/db"
 	"personnel/resource"
@@ -32,18 +33,20 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	apiMiddleware []gin.HandlerFunc
+	auth auth.Options
 }
 
-// WithAPIMiddleware puts handlers in front of every route under APIRoot,
-// after the common middleware; authentication plugs in here.
-func WithAPIMiddleware(h ...gin.HandlerFunc) Option {
-	return func(o *options) { o.apiMiddleware = append(o.apiMiddleware, h...) }
+// WithAuthOptions passes options (a clock, a password hasher) to the
+// authentication, for tests.
+func WithAuthOptions(a auth.Options) Option {
+	return func(o *options) { o.auth = a }
 }
 
-// New builds the handler. It fails when the resources list the binary
-// carries (config/resources.yaml) and the resources compiled in disagree,
-// which happens when the list was edited without regenerating the code.
+// New builds the handler: the token endpoints, and the resources under
+// APIRoot behind authentication. It fails when there is no usable JWT
+// secret, or when the resources list the binary carries
+// (config/resources.yaml) and the resources compiled in disagree, which
+// happens when the list was edited without regenerating the code.
 func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	if err := CheckResources(); err != nil {
 		return nil, err
@@ -72,7 +75,12 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)))
 	})
 
-	api := e.Group(APIRoot, o.apiMiddleware...)
+	authn, err := auth.New(cfg, d, o.auth)
+	if err != nil {
+		return nil, err
+	}
+	authn.Routes(e)
+	api := e.Group(APIRoot, authn.Middleware()...)
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax: cfg.PageSizeMax,
 		BodyLimit:   cfg.BodyLimit,

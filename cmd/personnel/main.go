@@ -2,6 +2,7 @@
 //
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
+//	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete)
 //	personnel version                       print the build's version
 //
 // Settings come from the optional YAML file and PERSONNEL_* environment
@@ -25,6 +26,7 @@ import (
 
 	"golang.org/x/term"
 
+	"personnel/auth"
 	"personnel/config"
 	"personnel/db"
 	"personnel/server"
@@ -46,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serve(args, stderr)
 	case "migrate":
 		err = migrate(args, stderr)
+	case "user":
+		err = userCommand(args, osIO(stdout, stderr))
 	case "version":
 		fmt.Fprintln(stdout, version())
 	case "help", "-h", "--help":
@@ -69,6 +73,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   personnel [serve] [-config file.yaml]   serve the API (the default)
   personnel migrate [-config file.yaml]   create or update the database schema, then exit
+  personnel user add|list|passwd|disable|enable|delete ...
+                                          manage who may log in ("personnel user" for details)
   personnel version                       print the version
 
 Settings come from the YAML file given with -config and from PERSONNEL_*
@@ -87,7 +93,13 @@ func loadConfig(name string, args []string, stderr io.Writer) (*config.Config, e
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
 	}
-	cfg, err := config.Load(*path, os.LookupEnv)
+	return loadConfigFile(*path, stderr)
+}
+
+// loadConfigFile loads the configuration from path (optional) and the
+// environment, checks the compiled resources and sets up logging.
+func loadConfigFile(path string, stderr io.Writer) (*config.Config, error) {
+	cfg, err := config.Load(path, os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +170,9 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
+	if err := auth.Bootstrap(ctx, d, cfg); err != nil {
+		return err
+	}
 	srv, err := server.New(cfg, d)
 	if err != nil {
 		return err

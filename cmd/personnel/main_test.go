@@ -19,6 +19,25 @@ import (
 // binary is the personnel command built once for these tests.
 var binary string
 
+// adminPassword is the first editor's, created at start-up by start.
+const adminPassword = "admin-password"
+
+// login returns a token of the first editor.
+func (s *started) login(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Post("http://"+s.addr+"/jwt-api-token-auth/", "application/json",
+		strings.NewReader(`{"username":"admin","password":"`+adminPassword+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Token string }
+	if json.NewDecoder(resp.Body).Decode(&body) != nil || body.Token == "" {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	return body.Token
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "personnel-bin")
 	if err != nil {
@@ -48,7 +67,8 @@ func start(t *testing.T, env ...string) *started {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
-		"PERSONNEL_DB_DSN="+filepath.Join(t.TempDir(), "data", "p.db"))
+		"PERSONNEL_DB_DSN="+filepath.Join(t.TempDir(), "data", "p.db"),
+		"PERSONNEL_ADMIN_USER=admin", "PERSONNEL_ADMIN_PASSWORD="+adminPassword, "PERSONNEL_BCRYPT_COST=4")
 	cmd.Env = append(cmd.Env, env...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -95,6 +115,7 @@ func TestServe_BadConfigFailsNamingTheSetting(t *testing.T) {
 
 func TestServe_SIGTERMLetsInFlightRequestsFinishThenStops(t *testing.T) {
 	s := start(t)
+	token := s.login(t)
 	body := `{"dept_code":"HR","dept_name":"Human Resources"}`
 	conn, err := net.Dial("tcp", s.addr)
 	if err != nil {
@@ -102,7 +123,7 @@ func TestServe_SIGTERMLetsInFlightRequestsFinishThenStops(t *testing.T) {
 	}
 	defer conn.Close()
 	// Send the headers and half the body: the request is now in flight.
-	fmt.Fprintf(conn, "POST /personnel/api/departments/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
+	fmt.Fprintf(conn, "POST /personnel/api/departments/ HTTP/1.1\r\nHost: x\r\nAuthorization: JWT %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", token, len(body), body[:10])
 	time.Sleep(200 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

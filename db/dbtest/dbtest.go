@@ -52,6 +52,9 @@ func (b Backend) Config(tb testing.TB) *config.Config {
 	tb.Helper()
 	cfg := config.Default()
 	cfg.DBDriver = b.Name
+	// Tests sign tokens with a fixed secret and hash passwords cheaply.
+	cfg.JWTSecret = []byte("test-secret-test-secret-test-secret!")
+	cfg.BcryptCost = 4
 	switch b.Name {
 	case config.DriverSQLite:
 		cfg.DBDSN = filepath.Join(tb.TempDir(), "personnel.db")

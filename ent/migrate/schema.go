@@ -89,10 +89,53 @@ var (
 			},
 		},
 	}
+	// PersonnelLoginFailureColumns holds the columns for the "personnel_login_failure" table.
+	PersonnelLoginFailureColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "subject", Type: field.TypeString, Size: 200},
+		{Name: "at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(3)"}},
+	}
+	// PersonnelLoginFailureTable holds the schema information for the "personnel_login_failure" table.
+	PersonnelLoginFailureTable = &schema.Table{
+		Name:       "personnel_login_failure",
+		Columns:    PersonnelLoginFailureColumns,
+		PrimaryKey: []*schema.Column{PersonnelLoginFailureColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "loginfailure_subject_at",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelLoginFailureColumns[1], PersonnelLoginFailureColumns[2]},
+			},
+			{
+				Name:    "loginfailure_at",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelLoginFailureColumns[2]},
+			},
+		},
+	}
+	// PersonnelUserColumns holds the columns for the "personnel_user" table.
+	PersonnelUserColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "username", Type: field.TypeString, Unique: true, Size: 150},
+		{Name: "password_hash", Type: field.TypeString},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"editor", "viewer"}},
+		{Name: "active", Type: field.TypeBool, Default: true},
+		{Name: "tokens_valid_after", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime"}},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime"}},
+	}
+	// PersonnelUserTable holds the schema information for the "personnel_user" table.
+	PersonnelUserTable = &schema.Table{
+		Name:       "personnel_user",
+		Columns:    PersonnelUserColumns,
+		PrimaryKey: []*schema.Column{PersonnelUserColumns[0]},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		PersonnelAreaTable,
 		PersonnelDepartmentTable,
+		PersonnelLoginFailureTable,
+		PersonnelUserTable,
 	}
 )
 
@@ -104,5 +147,11 @@ func init() {
 	PersonnelDepartmentTable.ForeignKeys[0].RefTable = PersonnelDepartmentTable
 	PersonnelDepartmentTable.Annotation = &entsql.Annotation{
 		Table: "personnel_department",
+	}
+	PersonnelLoginFailureTable.Annotation = &entsql.Annotation{
+		Table: "personnel_login_failure",
+	}
+	PersonnelUserTable.Annotation = &entsql.Annotation{
+		Table: "personnel_user",
 	}
 }

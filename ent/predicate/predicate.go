@@ -11,3 +11,9 @@ type Area func(*sql.Selector)
 
 // Department is the predicate function for department builders.
 type Department func(*sql.Selector)
+
+// LoginFailure is the predicate function for loginfailure builders.
+type LoginFailure func(*sql.Selector)
+
+// User is the predicate function for user builders.
+type User func(*sql.Selector)

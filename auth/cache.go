@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"personnel/db"
+	"personnel/ent"
+)
+
+// userTTL is how long a replica trusts what it read about a user. A user
+// deleted or disabled (or whose password changed) on any replica is refused
+// everywhere within this time plus one request, which keeps the contract's
+// five seconds without a database round trip on every request.
+const userTTL = 4 * time.Second
+
+// userState is what a request needs to know about the user of its token.
+type userState struct {
+	exists     bool
+	active     bool
+	username   string
+	role       string
+	validAfter int64 // unix seconds; tokens whose orig_iat is earlier are void
+	fetched    time.Time
+}
+
+// userCache remembers user states for userTTL, loading each at most once at
+// a time however many requests ask.
+type userCache struct {
+	db    *db.DB
+	clock func() time.Time
+	mu    sync.Mutex
+	m     map[int]userState
+	group singleflight.Group
+}
+
+func newUserCache(d *db.DB, clock func() time.Time) *userCache {
+	return &userCache{db: d, clock: clock, m: map[int]userState{}}
+}
+
+func (uc *userCache) get(ctx context.Context, id int) (userState, error) {
+	now := uc.clock()
+	uc.mu.Lock()
+	st, ok := uc.m[id]
+	uc.mu.Unlock()
+	if ok && now.Sub(st.fetched) < userTTL && !now.Before(st.fetched) {
+		return st, nil
+	}
+	v, err, _ := uc.group.Do(strconv.Itoa(id), func() (any, error) {
+		// The load is shared by every waiting request, so one of them
+		// going away must not cancel it for the others.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		u, err := uc.db.Read().User.Get(ctx, id)
+		st := userState{fetched: now}
+		switch {
+		case ent.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			st = userState{exists: true, active: u.Active, username: u.Username, role: string(u.Role),
+				validAfter: u.TokensValidAfter.Unix(), fetched: now}
+		}
+		uc.mu.Lock()
+		if len(uc.m) > 10000 { // a bound, not an eviction policy: users are few
+			clear(uc.m)
+		}
+		uc.m[id] = st
+		uc.mu.Unlock()
+		return st, nil
+	})
+	if err != nil {
+		return userState{}, err
+	}
+	return v.(userState), nil
+}

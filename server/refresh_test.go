@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	gojwt "github.com/golang-jwt/jwt/v4"
+
+	"personnel/auth"
+)
+
+const refreshPath = "/jwt-api-token-refresh/"
+
+// refresh posts a token to the refresh endpoint.
+func (a *authAPI) refresh(token string) *response {
+	return a.do(http.MethodPost, refreshPath, map[string]string{"token": token}, "Authorization", "")
+}
+
+func tokenOf(t *testing.T, resp *response) string {
+	t.Helper()
+	var body struct{ Token string }
+	if resp.Status != http.StatusOK || json.Unmarshal(resp.Body, &body) != nil || body.Token == "" {
+		t.Fatalf("refresh: %s", resp)
+	}
+	return body.Token
+}
+
+func TestRefresh_ReturnsANewWorkingTokenEvenAfterExpiry(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		a.clock.Advance(a.cfg.JWTTTL + time.Minute) // the login token has expired
+		wantUnauthorized(t, a.with("JWT "+a.token))
+		fresh := tokenOf(t, a.refresh(a.token))
+		if resp := a.with("JWT " + fresh); resp.Status != http.StatusOK {
+			t.Fatalf("the refreshed token: %s", resp)
+		}
+	})
+}
+
+func TestRefresh_PastTheWindowIs401(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		// Refreshing along the way does not move the window: it is
+		// measured from the original login.
+		a.clock.Advance(a.cfg.JWTRefreshWindow - time.Hour)
+		fresh := tokenOf(t, a.refresh(a.token))
+		a.clock.Advance(2 * time.Hour)
+		wantUnauthorized(t, a.refresh(fresh))
+		wantUnauthorized(t, a.refresh(a.token))
+	})
+}
+
+func TestRefresh_OfARemovedUserIs401(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		a.addUser("gone", auth.RoleEditor, "gone-password")
+		tok := a.login("gone", "gone-password")
+		auth.DeleteUser(context.Background(), a.db, "gone")
+		a.clock.Advance(5 * time.Second)
+		wantUnauthorized(t, a.refresh(tok))
+	})
+}
+
+func TestRefresh_ForgedOrMalformedTokensAreRefused(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		claims := a.validClaims()
+		wantUnauthorized(t, a.refresh(sign(t, gojwt.SigningMethodHS256, []byte("another-secret-another-secret-xx!"), claims)))
+		wantUnauthorized(t, a.refresh(sign(t, gojwt.SigningMethodNone, gojwt.UnsafeAllowNoneSignatureType, claims)))
+		delete(claims, "orig_iat")
+		wantUnauthorized(t, a.refresh(sign(t, gojwt.SigningMethodHS256, a.cfg.JWTSecret, claims)))
+		wantUnauthorized(t, a.refresh("not.a.token"))
+		wantError(t, a.do(http.MethodPost, refreshPath, `{}`, "Authorization", ""), http.StatusBadRequest, "token", "This field is required.")
+	})
+}
