@@ -39,6 +39,7 @@ type Config struct {
 	DBMaxOpenConns  int            // 0: chosen per driver
 	PublicURL       *url.URL       // base of next/previous/Location links; nil: from the request
 	PageSizeMax     int            // page_size above this is clamped
+	TreeNodeLimit   int            // most nodes in one tree answer
 	TrustedProxies  []netip.Prefix // peers whose X-Forwarded-* headers are believed
 	BodyLimit       int64          // largest request body in bytes
 	ShutdownTimeout time.Duration  // how long in-flight requests get on SIGTERM
@@ -124,6 +125,8 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_PAGE_SIZE_MAX", "page_size_max", "1000", "Largest `page_size`; larger requests are clamped to it.",
 		func(c *Config, v string) error { return positiveInt(&c.PageSizeMax, v) }},
+	{"PERSONNEL_TREE_NODE_LIMIT", "tree_node_limit", "10000", "Most nodes one `/tree/` answer may hold; larger trees get 400 asking for `root` or `depth`.",
+		func(c *Config, v string) error { return positiveInt(&c.TreeNodeLimit, v) }},
 	{"PERSONNEL_TRUSTED_PROXIES", "trusted_proxies", "", "Comma-separated IPs or CIDRs of reverse proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed. Empty: none.",
 		func(c *Config, v string) error {
 			c.TrustedProxies = nil

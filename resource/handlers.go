@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 
@@ -24,6 +25,12 @@ func (r *Resource[T]) handleList(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	r.writePage(c, p)
+}
+
+// writePage renders a page in the list envelope, with links to its
+// neighbours.
+func (r *Resource[T]) writePage(c *gin.Context, p Page) {
 	var next, previous string
 	if p.Page < p.LastPage() {
 		next = r.opts.Links.Page(c.Request, p.Page+1)
@@ -33,6 +40,61 @@ func (r *Resource[T]) handleList(c *gin.Context) {
 	}
 	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows)
 	c.Data(http.StatusOK, "application/json", body)
+}
+
+func (r *Resource[T]) handleDescendants(c *gin.Context) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		fail(c, apierror.NotFoundError())
+		return
+	}
+	q, err := r.ParseQuery(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, err := r.Descendants(c.Request.Context(), id, q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	r.writePage(c, p)
+}
+
+func (r *Resource[T]) handleAncestors(c *gin.Context) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		fail(c, apierror.NotFoundError())
+		return
+	}
+	rows, err := r.Ancestors(c.Request.Context(), id)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/json", r.appendEnvelope(make([]byte, 0, 128+96*len(rows)), len(rows), "", "", rows))
+}
+
+func (r *Resource[T]) handleTree(c *gin.Context) {
+	tq, err := ParseTreeQuery(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	nodes, err := r.Tree(c.Request.Context(), tq, r.opts.TreeNodeLimit)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	b := append(make([]byte, 0, 4096), `{"code":0,"msg":"","data":`...)
+	b = append(r.appendNodes(b, nodes), '}')
+	c.Data(http.StatusOK, "application/json", b)
+}
+
+// onlyGET answers a method the tree path does not have.
+func onlyGET(c *gin.Context) {
+	c.Header("Allow", http.MethodGet)
+	fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)))
 }
 
 func (r *Resource[T]) handleRead(c *gin.Context) {

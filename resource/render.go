@@ -12,6 +12,11 @@ import (
 
 // appendRecord renders a record as {"id":1,"<code>":"..","<name>":"..","<parent>":null}.
 func (r *Resource[T]) appendRecord(b []byte, row ent.HierarchyRow) []byte {
+	return append(r.appendFields(b, row), '}')
+}
+
+// appendFields renders a record without its closing brace.
+func (r *Resource[T]) appendFields(b []byte, row ent.HierarchyRow) []byte {
 	b = append(b, r.names.keyID...)
 	b = strconv.AppendInt(b, int64(row.ID), 10)
 	b = append(b, r.names.keyCode...)
@@ -24,7 +29,7 @@ func (r *Resource[T]) appendRecord(b []byte, row ent.HierarchyRow) []byte {
 	} else {
 		b = strconv.AppendInt(b, int64(*row.ParentID), 10)
 	}
-	return append(b, '}')
+	return b
 }
 
 // appendEnvelope renders the list envelope:

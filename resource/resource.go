@@ -45,9 +45,10 @@ type Adapter[T any] interface {
 
 // Options are the settings every resource shares.
 type Options struct {
-	PageSizeMax int   // page_size above this is clamped
-	BodyLimit   int64 // largest request body in bytes
-	Links       Links // how absolute URLs are made
+	PageSizeMax   int   // page_size above this is clamped
+	BodyLimit     int64 // largest request body in bytes
+	Links         Links // how absolute URLs are made
+	TreeNodeLimit int   // most nodes in one tree answer
 }
 
 // DefaultPageSize is the page size when the request gives none.
@@ -68,6 +69,9 @@ func NewRegistry(router gin.IRouter, d *db.DB, opts Options) *Registry {
 	if opts.PageSizeMax < 1 {
 		opts.PageSizeMax = 1000
 	}
+	if opts.TreeNodeLimit < 1 {
+		opts.TreeNodeLimit = DefaultTreeNodeLimit
+	}
 	return &Registry{router: router, db: d, opts: opts}
 }
 
@@ -84,6 +88,7 @@ type Resource[T any] struct {
 	opts  Options
 	names names
 	sql   statements
+	hsql  hierarchyStatements
 }
 
 // Register serves the resource desc, stored through a, on reg's router:
@@ -92,23 +97,34 @@ type Resource[T any] struct {
 //	GET    /{path}/{id}/  read         PUT    /{path}/{id}/  update
 //	PATCH  /{path}/{id}/  partial update
 //	DELETE /{path}/{id}/  delete
+//	GET    /{path}/{id}/descendants/   GET /{path}/{id}/ancestors/
+//	GET    /{path}/tree/?root=&depth=
 //
 // Every path is also served without its trailing slash.
 func Register[T any](reg *Registry, desc config.Resource, a Adapter[T]) *Resource[T] {
 	r := &Resource[T]{desc: desc, a: a, cols: a.Columns(), db: reg.db, opts: reg.opts}
 	r.names = newNames(desc)
 	r.sql = newStatements(r.cols, reg.db.MySQL())
-	collection, item := "/"+desc.Path, "/"+desc.Path+"/:id"
+	r.hsql = newHierarchyStatements(r.cols)
+	collection, item, tree := "/"+desc.Path, "/"+desc.Path+"/:id", "/"+desc.Path+"/tree"
 	for _, rt := range []struct {
 		method, path string
 		h            gin.HandlerFunc
 	}{
 		{http.MethodGet, collection, r.handleList},
 		{http.MethodPost, collection, r.handleCreate},
+		{http.MethodGet, tree, r.handleTree},
+		// Without these, gin would take "tree" for an id of the item routes.
+		{http.MethodPost, tree, onlyGET},
+		{http.MethodPut, tree, onlyGET},
+		{http.MethodPatch, tree, onlyGET},
+		{http.MethodDelete, tree, onlyGET},
 		{http.MethodGet, item, r.handleRead},
 		{http.MethodPut, item, r.handleUpdate},
 		{http.MethodPatch, item, r.handlePatch},
 		{http.MethodDelete, item, r.handleDelete},
+		{http.MethodGet, item + "/descendants", r.handleDescendants},
+		{http.MethodGet, item + "/ancestors", r.handleAncestors},
 	} {
 		reg.router.Handle(rt.method, rt.path, rt.h)
 		reg.router.Handle(rt.method, rt.path+"/", rt.h)

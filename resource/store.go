@@ -56,8 +56,23 @@ func (p Page) LastPage() int { return max(1, (p.Count+p.PageSize-1)/p.PageSize) 
 // shorter than page_size is the last one, so the count is its offset plus
 // its length.
 func (r *Resource[T]) List(ctx context.Context, q Query) (Page, error) {
+	return r.list(ctx, q, nil)
+}
+
+// list is List within scope, a predicate that narrows the records before
+// the filters apply (the descendants of a record, say).
+func (r *Resource[T]) list(ctx context.Context, q Query, scope func(*sql.Selector)) (Page, error) {
 	c := r.db.Read()
 	where, order := r.where(q.Filters), r.order(q.Order)
+	if scope != nil {
+		filters := where
+		where = func(s *sql.Selector) {
+			scope(s)
+			if filters != nil {
+				filters(s)
+			}
+		}
+	}
 	p := Page{Page: q.Page, PageSize: q.PageSize}
 	if q.Last {
 		n, err := r.a.Count(ctx, c, where)

@@ -82,9 +82,10 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	authn.Routes(e)
 	api := e.Group(APIRoot, authn.Middleware()...)
 	reg := resource.NewRegistry(api, d, resource.Options{
-		PageSizeMax: cfg.PageSizeMax,
-		BodyLimit:   cfg.BodyLimit,
-		Links:       resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies},
+		PageSizeMax:   cfg.PageSizeMax,
+		BodyLimit:     cfg.BodyLimit,
+		Links:         resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies},
+		TreeNodeLimit: cfg.TreeNodeLimit,
 	})
 	registerResources(reg)
 	return &Server{engine: e, resources: reg.Resources()}, nil
