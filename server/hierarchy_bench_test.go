@@ -20,7 +20,7 @@ func benchTree(b *testing.B, a *api, n int) int {
 	c := a.db.Write()
 	create := func(code string, parent *int) *ent.DepartmentCreate {
 		return c.Department.Create().SetCode(code).SetCodeFold(casefold.Fold(code)).
-			SetName("Dept "+code).SetNameFold(casefold.Fold("Dept "+code)).SetNillableParentID(parent)
+			SetName("Dept " + code).SetNameFold(casefold.Fold("Dept " + code)).SetNillableParentID(parent)
 	}
 	root, err := create("N0", nil).Save(ctx)
 	if err != nil {
