@@ -33,18 +33,24 @@ const (
 
 // Config is every setting of the service.
 type Config struct {
-	Addr            string         // listen address
-	DBDriver        string         // DriverSQLite or DriverMySQL
-	DBDSN           string         // SQLite file path, or a go-sql-driver/mysql DSN
-	DBMaxOpenConns  int            // 0: chosen per driver
-	PublicURL       *url.URL       // base of next/previous/Location links; nil: from the request
-	PageSizeMax     int            // page_size above this is clamped
-	TreeNodeLimit   int            // most nodes in one tree answer
-	TrustedProxies  []netip.Prefix // peers whose X-Forwarded-* headers are believed
-	BodyLimit       int64          // largest request body in bytes
-	ShutdownTimeout time.Duration  // how long in-flight requests get on SIGTERM
-	LogLevel        slog.Level
-	LogFormat       string // "text", "json" or "auto" (text on a terminal)
+	Addr              string         // listen address
+	DBDriver          string         // DriverSQLite or DriverMySQL
+	DBDSN             string         // SQLite file path, or a go-sql-driver/mysql DSN
+	DBMaxOpenConns    int            // 0: chosen per driver
+	PublicURL         *url.URL       // base of next/previous/Location links; nil: from the request
+	PageSizeMax       int            // page_size above this is clamped
+	TreeNodeLimit     int            // most nodes in one tree answer
+	TrustedProxies    []netip.Prefix // peers whose X-Forwarded-* headers are believed
+	BodyLimit         int64          // largest request body in bytes
+	ShutdownTimeout   time.Duration  // how long in-flight requests get on SIGTERM
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	CORSOrigins       []string // origins allowed to call the API from a browser; "*" for any
+	Metrics           bool     // serve /metrics
+	LogLevel          slog.Level
+	LogFormat         string // "text", "json" or "auto" (text on a terminal)
 
 	Env                string        // "development" or "production"
 	JWTSecret          []byte        // nil: generated beside the SQLite database
@@ -158,6 +164,41 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_SHUTDOWN_TIMEOUT", "shutdown_timeout", "15s", "How long in-flight requests may run after SIGINT/SIGTERM before the server closes.",
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
+	{"PERSONNEL_READ_HEADER_TIMEOUT", "read_header_timeout", "10s", "Longest time to read a request's headers.",
+		func(c *Config, v string) error { return positiveDuration(&c.ReadHeaderTimeout, v) }},
+	{"PERSONNEL_READ_TIMEOUT", "read_timeout", "30s", "Longest time to read a whole request.",
+		func(c *Config, v string) error { return positiveDuration(&c.ReadTimeout, v) }},
+	{"PERSONNEL_WRITE_TIMEOUT", "write_timeout", "60s", "Longest time to answer a request, from the end of its headers.",
+		func(c *Config, v string) error { return positiveDuration(&c.WriteTimeout, v) }},
+	{"PERSONNEL_IDLE_TIMEOUT", "idle_timeout", "120s", "How long an idle keep-alive connection stays open.",
+		func(c *Config, v string) error { return positiveDuration(&c.IdleTimeout, v) }},
+	{"PERSONNEL_CORS_ORIGINS", "cors_origins", "", "Comma-separated origins (`https://hr.example.com`) whose browser pages may call the API; `*` for any. Empty: none.",
+		func(c *Config, v string) error {
+			c.CORSOrigins = nil
+			for _, o := range strings.Split(v, ",") {
+				o = strings.TrimRight(strings.TrimSpace(o), "/")
+				if o == "" {
+					continue
+				}
+				if o != "*" {
+					u, err := url.Parse(o)
+					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+						return fmt.Errorf("%q is not an origin such as https://hr.example.com", o)
+					}
+				}
+				c.CORSOrigins = append(c.CORSOrigins, o)
+			}
+			return nil
+		}},
+	{"PERSONNEL_METRICS", "metrics", "true", "Serve Prometheus metrics at `/metrics` (no authentication; keep the port private or set `false`).",
+		func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New(`must be "true" or "false"`)
+			}
+			c.Metrics = b
+			return nil
+		}},
 	{"PERSONNEL_LOG_LEVEL", "log_level", "info", "`debug`, `info`, `warn` or `error`.",
 		func(c *Config, v string) error {
 			if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

@@ -192,9 +192,14 @@ func (d *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Stats returns the connection pool statistics of the reading and writing
-// pools (the same pool twice for MySQL).
-func (d *DB) Stats() (read, write stdsql.DBStats) { return d.readDB.Stats(), d.writeDB.Stats() }
+// Pools returns the connection pools by name, for their statistics:
+// "read" and "write" on SQLite, "mysql" for MySQL's single pool.
+func (d *DB) Pools() map[string]*stdsql.DB {
+	if d.readDB == d.writeDB {
+		return map[string]*stdsql.DB{"mysql": d.readDB}
+	}
+	return map[string]*stdsql.DB{"read": d.readDB, "write": d.writeDB}
+}
 
 // Close closes every connection.
 func (d *DB) Close() error {

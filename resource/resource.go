@@ -20,6 +20,7 @@ package resource
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/gin-gonic/gin"
@@ -61,7 +62,36 @@ type Registry struct {
 	db     *db.DB
 	opts   Options
 	descs  []config.Resource
+	routes []Route
 }
+
+// Op names an operation of a resource.
+type Op string
+
+// The operations Register serves for every resource.
+const (
+	OpList        Op = "list"
+	OpCreate      Op = "create"
+	OpRead        Op = "read"
+	OpUpdate      Op = "update"
+	OpPatch       Op = "patch"
+	OpDelete      Op = "delete"
+	OpDescendants Op = "descendants"
+	OpAncestors   Op = "ancestors"
+	OpTree        Op = "tree"
+)
+
+// Route is one operation as registered: what the OpenAPI document is
+// built from, so the document lists exactly what is served.
+type Route struct {
+	Method   string
+	Path     string // below the API root, with {id} for the record id and a trailing slash
+	Op       Op
+	Resource config.Resource
+}
+
+// Routes returns every operation registered, in registration order.
+func (reg *Registry) Routes() []Route { return reg.routes }
 
 // NewRegistry returns a registry that serves resources on router, stored
 // in d.
@@ -109,25 +139,30 @@ func Register[T any](reg *Registry, desc config.Resource, a Adapter[T]) *Resourc
 	collection, item, tree := "/"+desc.Path, "/"+desc.Path+"/:id", "/"+desc.Path+"/tree"
 	for _, rt := range []struct {
 		method, path string
+		op           Op // "" for the answers to methods a path lacks
 		h            gin.HandlerFunc
 	}{
-		{http.MethodGet, collection, r.handleList},
-		{http.MethodPost, collection, r.handleCreate},
-		{http.MethodGet, tree, r.handleTree},
+		{http.MethodGet, collection, OpList, r.handleList},
+		{http.MethodPost, collection, OpCreate, r.handleCreate},
+		{http.MethodGet, tree, OpTree, r.handleTree},
 		// Without these, gin would take "tree" for an id of the item routes.
-		{http.MethodPost, tree, onlyGET},
-		{http.MethodPut, tree, onlyGET},
-		{http.MethodPatch, tree, onlyGET},
-		{http.MethodDelete, tree, onlyGET},
-		{http.MethodGet, item, r.handleRead},
-		{http.MethodPut, item, r.handleUpdate},
-		{http.MethodPatch, item, r.handlePatch},
-		{http.MethodDelete, item, r.handleDelete},
-		{http.MethodGet, item + "/descendants", r.handleDescendants},
-		{http.MethodGet, item + "/ancestors", r.handleAncestors},
+		{http.MethodPost, tree, "", onlyGET},
+		{http.MethodPut, tree, "", onlyGET},
+		{http.MethodPatch, tree, "", onlyGET},
+		{http.MethodDelete, tree, "", onlyGET},
+		{http.MethodGet, item, OpRead, r.handleRead},
+		{http.MethodPut, item, OpUpdate, r.handleUpdate},
+		{http.MethodPatch, item, OpPatch, r.handlePatch},
+		{http.MethodDelete, item, OpDelete, r.handleDelete},
+		{http.MethodGet, item + "/descendants", OpDescendants, r.handleDescendants},
+		{http.MethodGet, item + "/ancestors", OpAncestors, r.handleAncestors},
 	} {
 		reg.router.Handle(rt.method, rt.path, rt.h)
 		reg.router.Handle(rt.method, rt.path+"/", rt.h)
+		if rt.op != "" {
+			path := strings.Replace(rt.path, ":id", "{id}", 1) + "/"
+			reg.routes = append(reg.routes, Route{Method: rt.method, Path: path, Op: rt.op, Resource: desc})
+		}
 	}
 	reg.descs = append(reg.descs, desc)
 	return r

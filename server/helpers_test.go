@@ -23,12 +23,16 @@ import (
 // api is a server under test: the real router on a real database, and the
 // token of an editor that every request carries unless told otherwise.
 type api struct {
-	t       testing.TB
-	h       http.Handler
-	db      *db.DB
-	cfg     *config.Config
-	backend string
-	token   string
+	t        testing.TB
+	h        http.Handler
+	db       *db.DB
+	cfg      *config.Config
+	backend  string
+	token    string
+	contract *contract // every exchange is checked against the OpenAPI document
+	// unavailable allows 503, for tests that take the database away; in
+	// any other test a 503 is a failure (a lock timeout, say).
+	unavailable bool
 }
 
 // Credentials of the editor every test API has.
@@ -57,6 +61,7 @@ func newAPIWith(t testing.TB, b dbtest.Backend, opts []server.Option, adjust ...
 		t.Fatalf("server.New: %v", err)
 	}
 	a := &api{t: t, h: srv.Handler(), db: d, cfg: cfg, backend: b.Name}
+	a.contract = loadContract(t, a.h)
 	a.addUser(testUser, auth.RoleEditor, testPassword)
 	a.token = a.login(testUser, testPassword)
 	return a
@@ -146,22 +151,22 @@ var leak = regexp.MustCompile(`(?i)sqlite|mysql|mariadb|constraint|syntax error|
 // and nothing internal.
 func (a *api) do(method, path string, body any, header ...string) *response {
 	a.t.Helper()
-	var rd io.Reader
+	var data []byte
 	contentType := ""
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd, contentType = strings.NewReader(b), "application/json"
+		data, contentType = []byte(b), "application/json"
 	case []byte:
-		rd, contentType = bytes.NewReader(b), "application/json"
+		data, contentType = b, "application/json"
 	default:
-		data, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(b); err != nil {
 			a.t.Fatal(err)
 		}
-		rd, contentType = bytes.NewReader(data), "application/json"
+		contentType = "application/json"
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequest(method, path, bytes.NewReader(data))
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -175,17 +180,29 @@ func (a *api) do(method, path string, body any, header ...string) *response {
 			req.Header.Set(header[i], header[i+1])
 		}
 	}
+	return a.exchange(req, data)
+}
+
+// exchange sends req (whose body is data) through the router and checks
+// the answer against the rules for all responses and the OpenAPI document.
+func (a *api) exchange(req *http.Request, data []byte) *response {
+	a.t.Helper()
+	sent := req.Clone(context.Background())
 	rec := httptest.NewRecorder()
 	a.h.ServeHTTP(rec, req)
 	resp := &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	checkResponse(a.t, method+" "+path, resp)
+	checkResponse(a.t, req.Method+" "+req.URL.String(), resp, a.unavailable)
+	if a.contract != nil {
+		a.contract.check(a.t, sent, data, resp)
+	}
 	return resp
 }
 
-// checkResponse holds every response to the rules that apply to all.
-func checkResponse(t testing.TB, what string, resp *response) {
+// checkResponse holds every response to the rules that apply to all;
+// unavailable allows a 503.
+func checkResponse(t testing.TB, what string, resp *response, unavailable bool) {
 	t.Helper()
-	if resp.Status >= 500 {
+	if resp.Status >= 500 && !(unavailable && resp.Status == http.StatusServiceUnavailable) {
 		t.Errorf("%s: server error %s", what, resp)
 	}
 	if resp.Status < 400 {
@@ -351,11 +368,14 @@ func (a *api) serve(req *http.Request) *response {
 	if req.Header.Get("Authorization") == "" && a.token != "" {
 		req.Header.Set("Authorization", "JWT "+a.token)
 	}
-	rec := httptest.NewRecorder()
-	a.h.ServeHTTP(rec, req)
-	resp := &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	checkResponse(a.t, req.Method+" "+req.URL.String(), resp)
-	return resp
+	var data []byte
+	if req.Body != nil {
+		data, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	return a.exchange(req, data)
 }
+
+func httptestRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -6,10 +6,8 @@ package server
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"reflect"
-	"runtime/debug"
 
 	"github.com/gin-gonic/gin"
 
@@ -17,23 +15,28 @@ import (
 	"personnel/auth"
 	"personnel/config"
 	"personnel/db"
+	"personnel/openapi"
 	"personnel/resource"
 )
 
 // APIRoot is where the resources are served.
 const APIRoot = "/personnel/api"
 
+func init() { gin.SetMode(gin.ReleaseMode) }
+
 // Server is the HTTP side of Personnel.
 type Server struct {
 	engine    *gin.Engine
 	resources []config.Resource
+	doc       []byte
 }
 
 // Option adjusts what New builds.
 type Option func(*options)
 
 type options struct {
-	auth auth.Options
+	auth    auth.Options
+	version string
 }
 
 // WithAuthOptions passes options (a clock, a password hasher) to the
@@ -42,20 +45,25 @@ func WithAuthOptions(a auth.Options) Option {
 	return func(o *options) { o.auth = a }
 }
 
-// New builds the handler: the token endpoints, and the resources under
-// APIRoot behind authentication. It fails when there is no usable JWT
-// secret, or when the resources list the binary carries
-// (config/resources.yaml) and the resources compiled in disagree, which
-// happens when the list was edited without regenerating the code.
+// WithVersion sets the version the OpenAPI document states.
+func WithVersion(v string) Option {
+	return func(o *options) { o.version = v }
+}
+
+// New builds the handler: health and metrics, the token endpoints, the
+// OpenAPI document, and the resources under APIRoot behind authentication.
+// It fails when there is no usable JWT secret, or when the resources list
+// the binary carries (config/resources.yaml) and the resources compiled in
+// disagree, which happens when the list was edited without regenerating
+// the code.
 func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	if err := CheckResources(); err != nil {
 		return nil, err
 	}
-	var o options
+	o := options{version: "dev"}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	// Paths are served with and without the trailing slash; a redirect
 	// would cost clients their body or Authorization header.
@@ -69,17 +77,34 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	if err := e.SetTrustedProxies(proxies); err != nil {
 		return nil, fmt.Errorf("PERSONNEL_TRUSTED_PROXIES: %w", err)
 	}
-	e.Use(requestLog(), recovery())
+	var m *metrics
+	middleware := []gin.HandlerFunc{requestID()}
+	if cfg.Metrics {
+		m = newMetrics(d)
+		middleware = append(middleware, m.middleware())
+	}
+	middleware = append(middleware, requestLog(), recovery(), cors(cfg.CORSOrigins), bodyLimit(cfg.BodyLimit))
+	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {
 		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)))
 	})
 
+	e.GET(openapi.HealthPath, healthz)
+	e.GET(openapi.ReadyPath, readyz(d))
+	if m != nil {
+		e.GET(openapi.MetricsPath, m.handler())
+	}
 	authn, err := auth.New(cfg, d, o.auth)
 	if err != nil {
 		return nil, err
 	}
 	authn.Routes(e)
+
+	srv := &Server{engine: e}
+	// The document is public, so it is registered before the authenticated
+	// group takes over the API root.
+	e.GET(APIRoot+openapi.DocPath, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", srv.doc) })
 	api := e.Group(APIRoot, authn.Middleware()...)
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
@@ -88,7 +113,15 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		TreeNodeLimit: cfg.TreeNodeLimit,
 	})
 	registerResources(reg)
-	return &Server{engine: e, resources: reg.Resources()}, nil
+	srv.resources = reg.Resources()
+	srv.doc, err = openapi.Build(openapi.Input{
+		Version: o.version, APIRoot: APIRoot, Routes: reg.Routes(),
+		PageSizeMax: cfg.PageSizeMax, TreeNodeLimit: cfg.TreeNodeLimit, BodyLimit: cfg.BodyLimit, Metrics: cfg.Metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
 }
 
 // Handler returns the HTTP handler.
@@ -112,28 +145,4 @@ func CheckResources() error {
 	}
 	return errors.New(config.ResourcesFile + " does not match the resources compiled into this binary: " +
 		"run `go generate ./...` and rebuild (go build ./cmd/personnel)")
-}
-
-// recovery turns a panic into a logged stack and a plain 500.
-func recovery() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				slog.ErrorContext(c.Request.Context(), "panic serving request", "panic", p, "stack", string(debug.Stack()))
-				if !c.Writer.Written() {
-					fail(c, fmt.Errorf("panic: %v", p))
-				}
-				c.Abort()
-			}
-		}()
-		c.Next()
-	}
-}
-
-func fail(c *gin.Context, err error) {
-	apierror.Write(c.Request.Context(), c.Writer, err)
-	c.Abort()
 }

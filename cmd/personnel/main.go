@@ -3,6 +3,7 @@
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete)
+//	personnel healthcheck                   exit 0 when the local server is ready
 //	personnel version                       print the build's version
 //
 // Settings come from the optional YAML file and PERSONNEL_* environment
@@ -24,11 +25,10 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"personnel/auth"
 	"personnel/config"
 	"personnel/db"
+	"personnel/logging"
 	"personnel/server"
 )
 
@@ -50,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = migrate(args, stderr)
 	case "user":
 		err = userCommand(args, osIO(stdout, stderr))
+	case "healthcheck":
+		err = healthcheck(args, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version())
 	case "help", "-h", "--help":
@@ -75,6 +77,8 @@ func usage(w io.Writer) {
   personnel migrate [-config file.yaml]   create or update the database schema, then exit
   personnel user add|list|passwd|disable|enable|delete ...
                                           manage who may log in ("personnel user" for details)
+  personnel healthcheck [-config file.yaml]
+                                          exit 0 when the local server is ready (for container health checks)
   personnel version                       print the version
 
 Settings come from the YAML file given with -config and from PERSONNEL_*
@@ -113,19 +117,7 @@ func loadConfigFile(path string, stderr io.Writer) (*config.Config, error) {
 // setupLogging installs the default logger: text on a terminal, JSON
 // otherwise (or as configured).
 func setupLogging(cfg *config.Config, w io.Writer) {
-	format := cfg.LogFormat
-	if format == "auto" {
-		format = "json"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			format = "text"
-		}
-	}
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	var h slog.Handler = slog.NewJSONHandler(w, opts)
-	if format == "text" {
-		h = slog.NewTextHandler(w, opts)
-	}
-	slog.SetDefault(slog.New(h))
+	slog.SetDefault(logging.New(w, cfg.LogFormat, cfg.LogLevel))
 }
 
 // openDB opens and migrates the database.
@@ -173,7 +165,7 @@ func serve(args []string, stderr io.Writer) error {
 	if err := auth.Bootstrap(ctx, d, cfg); err != nil {
 		return err
 	}
-	srv, err := server.New(cfg, d)
+	srv, err := server.New(cfg, d, server.WithVersion(version()))
 	if err != nil {
 		return err
 	}
@@ -183,10 +175,11 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -208,6 +201,27 @@ func serve(args []string, stderr io.Writer) error {
 		return fmt.Errorf("closing the database: %w", err)
 	}
 	slog.Info("stopped")
+	return nil
+}
+
+// healthcheck asks the server listening at PERSONNEL_ADDR on this host
+// whether it is ready, for container health checks (the image has no
+// shell or curl).
+func healthcheck(args []string, stderr io.Writer) error {
+	cfg, err := loadConfig("healthcheck", args, stderr)
+	if err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(cfg.Addr)
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get("http://" + net.JoinHostPort("127.0.0.1", port) + "/readyz")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("not ready: /readyz answered %d", resp.StatusCode)
+	}
 	return nil
 }
 

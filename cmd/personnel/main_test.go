@@ -172,3 +172,40 @@ func TestServe_LogsWhereItListensAndWhichDatabase(t *testing.T) {
 		t.Fatalf("start-up log lacks the database or address:\n%s", all)
 	}
 }
+
+func TestServe_SlowHeadersAreCutOffAtTheReadHeaderTimeout(t *testing.T) {
+	s := start(t, "PERSONNEL_READ_HEADER_TIMEOUT=300ms")
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n") // and never the blank line
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	buf := make([]byte, 512)
+	n, _ := conn.Read(buf)
+	if time.Since(start) > 4*time.Second {
+		t.Fatal("the server kept a connection with unfinished headers open")
+	}
+	if strings.Contains(string(buf[:n]), "200 OK") {
+		t.Fatalf("answered unfinished headers: %q", buf[:n])
+	}
+}
+
+func TestHealthcheck_ExitsZeroOnlyWhenTheServerIsReady(t *testing.T) {
+	s := start(t)
+	_, port, _ := net.SplitHostPort(s.addr)
+	cmd := exec.Command(binary, "healthcheck")
+	cmd.Env = append(os.Environ(), "PERSONNEL_ADDR=:"+port)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("healthcheck of a ready server: %v %s", err, out)
+	}
+	s.cmd.Process.Kill()
+	<-s.done
+	cmd = exec.Command(binary, "healthcheck")
+	cmd.Env = append(os.Environ(), "PERSONNEL_ADDR=:"+port)
+	if err := cmd.Run(); err == nil {
+		t.Fatal("healthcheck passed with no server")
+	}
+}
