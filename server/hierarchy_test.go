@@ -120,12 +120,6 @@ func TestAncestors_RunFromTheRootDownToTheParent(t *testing.T) {
 	})
 }
 
-// treeNode is a node of a tree answer.
-type treeNode struct {
-	Code     string
-	Children []treeNode
-}
-
 // getTree fetches a tree and renders it as "A(B(C),D)" for comparison.
 func getTree(t *testing.T, a *api, r res, query string) string {
 	t.Helper()
