@@ -91,6 +91,7 @@ type Service struct {
 	bodyLimit int64
 	mw        *jwt.GinJWTMiddleware
 	users     *userCache
+	verified  *tokenCache
 	throttle  *throttle
 }
 
@@ -123,6 +124,7 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 		method: gojwt.GetSigningMethod(cfg.JWTAlgorithm), ttl: cfg.JWTTTL, window: cfg.JWTRefreshWindow,
 		bodyLimit: cfg.BodyLimit,
 		users:     newUserCache(d, opts.Clock),
+		verified:  &tokenCache{m: map[string]verifiedToken{}},
 		throttle: &throttle{db: d, clock: opts.Clock, perUser: cfg.LoginFailuresUser,
 			perAddr: cfg.LoginFailuresAddr, window: cfg.LoginFailureWindow},
 	}
@@ -167,10 +169,34 @@ func (s *Service) Routes(r gin.IRouter) {
 }
 
 // Middleware returns the handlers that authenticate an API request:
-// normalise the header, let gin-jwt check the token, then check its user
-// and role.
+// normalise the header, check the token (gin-jwt, unless this token was
+// verified before), then check its user and role.
 func (s *Service) Middleware() []gin.HandlerFunc {
-	return []gin.HandlerFunc{normaliseScheme, s.mw.MiddlewareFunc(), s.gate}
+	return []gin.HandlerFunc{normaliseScheme, s.verify(s.mw.MiddlewareFunc()), s.gate}
+}
+
+// verify lets gin-jwt parse and check a token the first time it is seen,
+// and answers from the verified-token cache after that: checking an HMAC
+// and decoding the claims on every request costs as much as reading a
+// record. The cache is keyed by the whole token, signature included, so
+// only a token that passed every check can hit it; expiry is still checked
+// against the clock on each use, and the user's state by gate.
+func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		// Only a header in the one form normaliseScheme leaves may use the
+		// cache; anything else goes to gin-jwt to be refused.
+		token, scheme := strings.CutPrefix(c.GetHeader("Authorization"), "JWT ")
+		if v, ok := s.verified.get(token); scheme && ok {
+			if v.exp < s.clock().Unix() {
+				abort(c, apierror.New(apierror.Unauthorized, msgExpired))
+				return
+			}
+			c.Set("JWT_PAYLOAD", jwt.MapClaims{claimUserID: float64(v.userID), claimOrigIat: float64(v.origIat), claimExp: float64(v.exp)})
+			c.Next()
+			return
+		}
+		ginJWT(c)
+	}
 }
 
 // Username returns the authenticated user's name, or "".
@@ -204,6 +230,11 @@ func (s *Service) gate(c *gin.Context) {
 	if !st.exists || !st.active || origIat < st.validAfter {
 		abort(c, apierror.New(apierror.Unauthorized, msgUserGone))
 		return
+	}
+	if tok, ok := c.Get("JWT_TOKEN"); ok { // gin-jwt verified it just now
+		if exp, ok := intClaim(claims[claimExp]); ok {
+			s.verified.put(tok.(string), verifiedToken{userID: id, origIat: origIat, exp: exp})
+		}
 	}
 	c.Set(ctxUser, st.username)
 	if st.role != RoleEditor && isWrite(c.Request.Method) {

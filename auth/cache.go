@@ -78,3 +78,34 @@ func (uc *userCache) get(ctx context.Context, id int) (userState, error) {
 	}
 	return v.(userState), nil
 }
+
+// maxVerifiedTokens bounds the verified-token cache; past it the cache
+// starts over, which only costs re-verifying.
+const maxVerifiedTokens = 10000
+
+// verifiedToken is what a request needs from a token already verified.
+type verifiedToken struct {
+	userID, origIat, exp int64
+}
+
+// tokenCache remembers tokens whose signature and algorithm were checked.
+type tokenCache struct {
+	mu sync.RWMutex
+	m  map[string]verifiedToken
+}
+
+func (tc *tokenCache) get(token string) (verifiedToken, bool) {
+	tc.mu.RLock()
+	defer tc.mu.RUnlock()
+	v, ok := tc.m[token]
+	return v, ok
+}
+
+func (tc *tokenCache) put(token string, v verifiedToken) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if len(tc.m) >= maxVerifiedTokens {
+		clear(tc.m)
+	}
+	tc.m[token] = v
+}

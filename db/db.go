@@ -118,8 +118,8 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 		Dialect: dialect.SQLite,
 		Flavor:  "sqlite",
 		Version: version,
-		read:    ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, readDB))),
-		write:   ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, writeDB))),
+		read:    ent.NewClient(ent.Driver(newStmtDriver(dialect.SQLite, readDB))),
+		write:   ent.NewClient(ent.Driver(newStmtDriver(dialect.SQLite, writeDB))),
 		readDB:  readDB,
 		writeDB: writeDB,
 	}, nil

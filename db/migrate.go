@@ -51,7 +51,7 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if err := d.write.Schema.Create(ctx, opts...); err != nil {
 		return fmt.Errorf("migrating the schema: %w", err)
 	}
-	return nil
+	return d.ensureSearchIndexes(ctx)
 }
 
 // binaryCollation picks the collation for every text column on MySQL and

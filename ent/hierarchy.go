@@ -39,6 +39,15 @@ type HierarchyChange struct {
 	ParentID                       *int
 }
 
+// HierarchyTables lists the table and columns of every hierarchical entity,
+// for the parts of the schema ent does not manage (SQLite's search index).
+func HierarchyTables() []HierarchyColumns {
+	return []HierarchyColumns{
+		AreaHierarchy{}.Columns(),
+		DepartmentHierarchy{}.Columns(),
+	}
+}
+
 // AreaHierarchy adapts the Area entity to the generic resource layer.
 type AreaHierarchy struct{}
 
@@ -60,14 +69,45 @@ func (AreaHierarchy) Row(e *Area) HierarchyRow {
 	return HierarchyRow{ID: e.ID, Code: e.Code, Name: e.Name, ParentID: e.ParentID}
 }
 
+// rowColumns are the columns Row reads; the folded copies stay in the
+// database.
+var areaRowColumns = []string{area.FieldID, area.FieldCode, area.FieldName, area.FieldParentID}
+
+// areaGetSQL reads one record by id. It is written out once
+// rather than built per call: for a read by id, ent's query builder costs
+// more than running the query. Backticks quote identifiers on both SQLite
+// and MySQL.
+const areaGetSQL = "SELECT `" + area.FieldID + "`, `" + area.FieldCode + "`, `" + area.FieldName + "`, `" + area.FieldParentID +
+	"` FROM `" + area.Table + "` WHERE `" + area.FieldID + "` = ?"
+
 // Get returns the record with id; lock adds FOR UPDATE (MySQL only). It
 // returns a *NotFoundError when there is none.
 func (AreaHierarchy) Get(ctx context.Context, c *Client, id int, lock bool) (*Area, error) {
-	q := c.Area.Query().Where(area.ID(id))
+	query := areaGetSQL
 	if lock {
-		q = q.ForUpdate()
+		query += " FOR UPDATE"
 	}
-	return q.Only(ctx)
+	rows, err := c.QueryContext(ctx, query, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, &NotFoundError{label: area.Label}
+	}
+	e := &Area{config: c.config}
+	var parent sql.NullInt64
+	if err := rows.Scan(&e.ID, &e.Code, &e.Name, &parent); err != nil {
+		return nil, err
+	}
+	if parent.Valid {
+		p := int(parent.Int64)
+		e.ParentID = &p
+	}
+	return e, rows.Close()
 }
 
 // List returns the records that where selects, in the order order sets,
@@ -83,16 +123,7 @@ func (AreaHierarchy) List(ctx context.Context, c *Client, where, order func(*sql
 	if limit > 0 {
 		q = q.Limit(limit).Offset(offset)
 	}
-	return q.All(ctx)
-}
-
-// Count returns how many records where selects.
-func (AreaHierarchy) Count(ctx context.Context, c *Client, where func(*sql.Selector)) (int, error) {
-	q := c.Area.Query()
-	if where != nil {
-		q = q.Where(predicate.Area(where))
-	}
-	return q.Count(ctx)
+	return q.Select(areaRowColumns...).All(ctx)
 }
 
 // Create inserts a record.
@@ -104,9 +135,32 @@ func (AreaHierarchy) Create(ctx context.Context, c *Client, v HierarchyValues) (
 		Save(ctx)
 }
 
-// Update writes ch to the record with id and returns the record as stored.
-func (AreaHierarchy) Update(ctx context.Context, c *Client, id int, ch HierarchyChange) (*Area, error) {
-	u := c.Area.UpdateOneID(id)
+// CreateMany inserts records in one statement and returns their ids, in
+// order.
+func (AreaHierarchy) CreateMany(ctx context.Context, c *Client, vs []HierarchyValues) ([]int, error) {
+	builders := make([]*AreaCreate, len(vs))
+	for i, v := range vs {
+		builders[i] = c.Area.Create().
+			SetCode(v.Code).SetCodeFold(v.CodeFold).
+			SetName(v.Name).SetNameFold(v.NameFold).
+			SetNillableParentID(v.ParentID)
+	}
+	created, err := c.Area.CreateBulk(builders...).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int, len(created))
+	for i, e := range created {
+		ids[i] = e.ID
+	}
+	return ids, nil
+}
+
+// Update writes ch to the record with id in one statement; it does not
+// read the record back (the caller holds it, locked). It returns a
+// *NotFoundError when there is no such record.
+func (AreaHierarchy) Update(ctx context.Context, c *Client, id int, ch HierarchyChange) error {
+	u := c.Area.Update().Where(area.ID(id))
 	if ch.Code != nil {
 		u.SetCode(*ch.Code).SetCodeFold(*ch.CodeFold)
 	}
@@ -120,7 +174,11 @@ func (AreaHierarchy) Update(ctx context.Context, c *Client, id int, ch Hierarchy
 			u.SetParentID(*ch.ParentID)
 		}
 	}
-	return u.Save(ctx)
+	n, err := u.Save(ctx)
+	if err == nil && n == 0 {
+		err = &NotFoundError{label: area.Label}
+	}
+	return err
 }
 
 // Delete removes the record with id.
@@ -149,14 +207,45 @@ func (DepartmentHierarchy) Row(e *Department) HierarchyRow {
 	return HierarchyRow{ID: e.ID, Code: e.Code, Name: e.Name, ParentID: e.ParentID}
 }
 
+// rowColumns are the columns Row reads; the folded copies stay in the
+// database.
+var departmentRowColumns = []string{department.FieldID, department.FieldCode, department.FieldName, department.FieldParentID}
+
+// departmentGetSQL reads one record by id. It is written out once
+// rather than built per call: for a read by id, ent's query builder costs
+// more than running the query. Backticks quote identifiers on both SQLite
+// and MySQL.
+const departmentGetSQL = "SELECT `" + department.FieldID + "`, `" + department.FieldCode + "`, `" + department.FieldName + "`, `" + department.FieldParentID +
+	"` FROM `" + department.Table + "` WHERE `" + department.FieldID + "` = ?"
+
 // Get returns the record with id; lock adds FOR UPDATE (MySQL only). It
 // returns a *NotFoundError when there is none.
 func (DepartmentHierarchy) Get(ctx context.Context, c *Client, id int, lock bool) (*Department, error) {
-	q := c.Department.Query().Where(department.ID(id))
+	query := departmentGetSQL
 	if lock {
-		q = q.ForUpdate()
+		query += " FOR UPDATE"
 	}
-	return q.Only(ctx)
+	rows, err := c.QueryContext(ctx, query, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, &NotFoundError{label: department.Label}
+	}
+	e := &Department{config: c.config}
+	var parent sql.NullInt64
+	if err := rows.Scan(&e.ID, &e.Code, &e.Name, &parent); err != nil {
+		return nil, err
+	}
+	if parent.Valid {
+		p := int(parent.Int64)
+		e.ParentID = &p
+	}
+	return e, rows.Close()
 }
 
 // List returns the records that where selects, in the order order sets,
@@ -172,16 +261,7 @@ func (DepartmentHierarchy) List(ctx context.Context, c *Client, where, order fun
 	if limit > 0 {
 		q = q.Limit(limit).Offset(offset)
 	}
-	return q.All(ctx)
-}
-
-// Count returns how many records where selects.
-func (DepartmentHierarchy) Count(ctx context.Context, c *Client, where func(*sql.Selector)) (int, error) {
-	q := c.Department.Query()
-	if where != nil {
-		q = q.Where(predicate.Department(where))
-	}
-	return q.Count(ctx)
+	return q.Select(departmentRowColumns...).All(ctx)
 }
 
 // Create inserts a record.
@@ -193,9 +273,32 @@ func (DepartmentHierarchy) Create(ctx context.Context, c *Client, v HierarchyVal
 		Save(ctx)
 }
 
-// Update writes ch to the record with id and returns the record as stored.
-func (DepartmentHierarchy) Update(ctx context.Context, c *Client, id int, ch HierarchyChange) (*Department, error) {
-	u := c.Department.UpdateOneID(id)
+// CreateMany inserts records in one statement and returns their ids, in
+// order.
+func (DepartmentHierarchy) CreateMany(ctx context.Context, c *Client, vs []HierarchyValues) ([]int, error) {
+	builders := make([]*DepartmentCreate, len(vs))
+	for i, v := range vs {
+		builders[i] = c.Department.Create().
+			SetCode(v.Code).SetCodeFold(v.CodeFold).
+			SetName(v.Name).SetNameFold(v.NameFold).
+			SetNillableParentID(v.ParentID)
+	}
+	created, err := c.Department.CreateBulk(builders...).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int, len(created))
+	for i, e := range created {
+		ids[i] = e.ID
+	}
+	return ids, nil
+}
+
+// Update writes ch to the record with id in one statement; it does not
+// read the record back (the caller holds it, locked). It returns a
+// *NotFoundError when there is no such record.
+func (DepartmentHierarchy) Update(ctx context.Context, c *Client, id int, ch HierarchyChange) error {
+	u := c.Department.Update().Where(department.ID(id))
 	if ch.Code != nil {
 		u.SetCode(*ch.Code).SetCodeFold(*ch.CodeFold)
 	}
@@ -209,7 +312,11 @@ func (DepartmentHierarchy) Update(ctx context.Context, c *Client, id int, ch Hie
 			u.SetParentID(*ch.ParentID)
 		}
 	}
-	return u.Save(ctx)
+	n, err := u.Save(ctx)
+	if err == nil && n == 0 {
+		err = &NotFoundError{label: department.Label}
+	}
+	return err
 }
 
 // Delete removes the record with id.

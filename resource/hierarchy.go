@@ -82,7 +82,52 @@ func (r *Resource[T]) Descendants(ctx context.Context, id int, q Query) (Page, e
 	if _, err := r.Get(ctx, id); err != nil {
 		return Page{}, err
 	}
-	return r.list(ctx, q, r.within(cte("subtree"), prefix{r.hsql.subtree, []any{id}}))
+	p := prefix{r.hsql.subtree, []any{id}}
+	if desc, byID := idOrder(q.Order); byID && q.Filters == (Filters{}) {
+		return r.list(ctx, q, subtreeSource[T]{r: r, p: p, desc: desc})
+	}
+	return r.list(ctx, q, r.table(q, r.within(cte("subtree"), p)))
+}
+
+// idOrder reports whether terms sort by id alone (the default), and in
+// which direction.
+func idOrder(terms []OrderBy) (desc, ok bool) {
+	if len(terms) == 0 {
+		return false, true
+	}
+	return terms[0].Desc, terms[0].Field == FieldID
+}
+
+// subtreeSource lists the descendants of a record in id order with no
+// filter, the common case, from the recursive query's ids alone: the
+// count needs no rows, and a page reads only its own rows. Joining the
+// whole subtree to the table, as a filter or another order needs, costs
+// about twice as much again.
+type subtreeSource[T any] struct {
+	r    *Resource[T]
+	p    prefix
+	desc bool
+}
+
+func (s subtreeSource[T]) fetch(ctx context.Context, limit, offset int) ([]T, error) {
+	sub := cte("subtree")
+	by := sql.Asc
+	if s.desc {
+		by = sql.Desc
+	}
+	ids := sql.Dialect(s.r.db.Dialect).Select(sub.C("id")).From(sub).
+		OrderBy(by(sub.C("id"))).Limit(limit).Offset(offset).As("page")
+	join := func(sel *sql.Selector) {
+		sel.Prefix(s.p).Join(ids).On(sel.C(s.r.cols.ID), ids.C("id"))
+	}
+	order := func(sel *sql.Selector) { sel.OrderBy(by(sel.C(s.r.cols.ID))) }
+	return s.r.a.List(ctx, s.r.db.Read(), join, order, 0, 0)
+}
+
+func (s subtreeSource[T]) count(ctx context.Context) (int, error) {
+	var n int
+	err := queryRow(ctx, s.r.db.Read(), s.p.query+" SELECT COUNT(*) FROM `subtree`", s.p.args, &n)
+	return n, err
 }
 
 // Ancestors returns the records above id, from the root down to its parent.

@@ -38,9 +38,9 @@ type Adapter[T any] interface {
 	Row(T) ent.HierarchyRow
 	Get(ctx context.Context, c *ent.Client, id int, lock bool) (T, error)
 	List(ctx context.Context, c *ent.Client, where, order func(*sql.Selector), limit, offset int) ([]T, error)
-	Count(ctx context.Context, c *ent.Client, where func(*sql.Selector)) (int, error)
 	Create(ctx context.Context, c *ent.Client, v ent.HierarchyValues) (T, error)
-	Update(ctx context.Context, c *ent.Client, id int, ch ent.HierarchyChange) (T, error)
+	CreateMany(ctx context.Context, c *ent.Client, vs []ent.HierarchyValues) ([]int, error)
+	Update(ctx context.Context, c *ent.Client, id int, ch ent.HierarchyChange) error
 	Delete(ctx context.Context, c *ent.Client, id int) error
 }
 
@@ -58,11 +58,12 @@ const DefaultPageSize = 10
 // Registry registers resources on one router group (the API root) and
 // remembers what it registered.
 type Registry struct {
-	router gin.IRouter
-	db     *db.DB
-	opts   Options
-	descs  []config.Resource
-	routes []Route
+	router  gin.IRouter
+	db      *db.DB
+	opts    Options
+	descs   []config.Resource
+	routes  []Route
+	loaders map[string]Loader
 }
 
 // Op names an operation of a resource.
@@ -89,6 +90,9 @@ type Route struct {
 	Op       Op
 	Resource config.Resource
 }
+
+// Loader returns the bulk loader of the resource named name, or nil.
+func (reg *Registry) Loader(name string) Loader { return reg.loaders[name] }
 
 // Routes returns every operation registered, in registration order.
 func (reg *Registry) Routes() []Route { return reg.routes }
@@ -165,6 +169,10 @@ func Register[T any](reg *Registry, desc config.Resource, a Adapter[T]) *Resourc
 		}
 	}
 	reg.descs = append(reg.descs, desc)
+	if reg.loaders == nil {
+		reg.loaders = map[string]Loader{}
+	}
+	reg.loaders[desc.Name] = r
 	return r
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -24,6 +26,7 @@ type statements struct {
 	parentOf    string // the parent of a record: walks the ancestor chain
 	idByCode    string // the record holding a folded code
 	numChildren string // how many records name a record as parent
+	search      string // the SQLite search index, quoted
 }
 
 func newStatements(c ent.HierarchyColumns, mysql bool) statements {
@@ -36,6 +39,7 @@ func newStatements(c ent.HierarchyColumns, mysql bool) statements {
 		parentOf:    "SELECT " + q(c.Parent) + " FROM " + q(c.Table) + " WHERE " + q(c.ID) + " = ?" + lock,
 		idByCode:    "SELECT " + q(c.ID) + " FROM " + q(c.Table) + " WHERE " + q(c.CodeFold) + " = ?",
 		numChildren: "SELECT COUNT(*) FROM " + q(c.Table) + " WHERE " + q(c.Parent) + " = ?",
+		search:      q(db.SearchTable(c.Table)),
 	}
 }
 
@@ -51,31 +55,23 @@ type Page struct {
 func (p Page) LastPage() int { return max(1, (p.Count+p.PageSize-1)/p.PageSize) }
 
 // List returns the page q asks for. A page past the last is a 404.
-//
-// The count query is skipped when the page itself shows the total: a page
-// shorter than page_size is the last one, so the count is its offset plus
-// its length.
 func (r *Resource[T]) List(ctx context.Context, q Query) (Page, error) {
-	return r.list(ctx, q, nil)
+	return r.list(ctx, q, r.table(q, nil))
 }
 
-// list is List within scope, a predicate that narrows the records before
-// the filters apply (the descendants of a record, say).
-func (r *Resource[T]) list(ctx context.Context, q Query, scope func(*sql.Selector)) (Page, error) {
-	c := r.db.Read()
-	where, order := r.where(q.Filters), r.order(q.Order)
-	if scope != nil {
-		filters := where
-		where = func(s *sql.Selector) {
-			scope(s)
-			if filters != nil {
-				filters(s)
-			}
-		}
-	}
+// source is where the records of a list come from.
+type source[T any] interface {
+	fetch(ctx context.Context, limit, offset int) ([]T, error)
+	count(ctx context.Context) (int, error)
+}
+
+// list pages through src. The count is skipped when the page itself shows
+// the total: a page shorter than page_size is the last one, so the count
+// is its offset plus its length.
+func (r *Resource[T]) list(ctx context.Context, q Query, src source[T]) (Page, error) {
 	p := Page{Page: q.Page, PageSize: q.PageSize}
 	if q.Last {
-		n, err := r.a.Count(ctx, c, where)
+		n, err := src.count(ctx)
 		if err != nil {
 			return Page{}, r.storeError(err)
 		}
@@ -85,7 +81,7 @@ func (r *Resource[T]) list(ctx context.Context, q Query, scope func(*sql.Selecto
 		return Page{}, errInvalidPage()
 	}
 	offset := (p.Page - 1) * p.PageSize
-	items, err := r.a.List(ctx, c, where, order, p.PageSize, offset)
+	items, err := src.fetch(ctx, p.PageSize, offset)
 	if err != nil {
 		return Page{}, r.storeError(err)
 	}
@@ -97,7 +93,7 @@ func (r *Resource[T]) list(ctx context.Context, q Query, scope func(*sql.Selecto
 		case len(items) < p.PageSize:
 			p.Count = offset + len(items)
 		default:
-			n, err := r.a.Count(ctx, c, where)
+			n, err := src.count(ctx)
 			if err != nil {
 				return Page{}, r.storeError(err)
 			}
@@ -105,6 +101,78 @@ func (r *Resource[T]) list(ctx context.Context, q Query, scope func(*sql.Selecto
 		}
 	}
 	return p, nil
+}
+
+// tableSource lists the table: within scope (a predicate that narrows the
+// records first, such as a record's descendants), filtered and ordered.
+type tableSource[T any] struct {
+	r            *Resource[T]
+	where, order func(*sql.Selector)
+}
+
+// table returns the source of q's filters and ordering within scope.
+func (r *Resource[T]) table(q Query, scope func(*sql.Selector)) tableSource[T] {
+	where := r.where(q.Filters)
+	if scope != nil {
+		filters := where
+		where = func(s *sql.Selector) {
+			scope(s)
+			if filters != nil {
+				filters(s)
+			}
+		}
+	}
+	return tableSource[T]{r: r, where: where, order: r.order(q.Order)}
+}
+
+func (t tableSource[T]) fetch(ctx context.Context, limit, offset int) ([]T, error) {
+	c := t.r.db.Read()
+	if offset >= deferAfter {
+		return t.r.a.List(ctx, c, t.r.keyed(t.where, t.order, limit, offset), t.order, 0, 0)
+	}
+	return t.r.a.List(ctx, c, t.where, t.order, limit, offset)
+}
+
+func (t tableSource[T]) count(ctx context.Context) (int, error) {
+	return t.r.count(ctx, t.r.db.Read(), t.where)
+}
+
+// deferAfter is the offset from which a page is read with a deferred join
+// (keyed). Before it the join costs more than it saves; and a filter the
+// narrow index cannot check (a LIKE on MySQL) makes the join read rows out
+// of order, so it is worth it only where many rows are skipped.
+const deferAfter = 1000
+
+// keyed returns a predicate that joins the table to the ids of one page:
+// a deferred join. The page is found in a subquery that reads only ids,
+// which SQLite and MySQL take from a narrow index (on id, or the index the
+// ordering follows), so the offset steps over index entries instead of
+// whole rows; only the page's own rows are then read.
+func (r *Resource[T]) keyed(where, order func(*sql.Selector), limit, offset int) func(*sql.Selector) {
+	t := sql.Table(r.cols.Table)
+	ids := sql.Dialect(r.db.Dialect).Select(t.C(r.cols.ID)).From(t)
+	if where != nil {
+		where(ids)
+	}
+	order(ids)
+	page := ids.Limit(limit).Offset(offset).As("page")
+	return func(s *sql.Selector) {
+		s.Join(page).On(s.C(r.cols.ID), page.C(r.cols.ID))
+	}
+}
+
+// count returns how many records where selects. It is not ent's Count,
+// which counts a column: COUNT(*) is what lets SQLite count an unfiltered
+// table from its b-tree without reading the rows.
+func (r *Resource[T]) count(ctx context.Context, c *ent.Client, where func(*sql.Selector)) (int, error) {
+	s := sql.Dialect(r.db.Dialect).Select(sql.Count("*")).From(sql.Table(r.cols.Table))
+	if where != nil {
+		where(s)
+	}
+	query, args := s.Query()
+	var n int
+	err := queryRow(ctx, c, query, args, &n)
+	return n, err
 }
 
 func (r *Resource[T]) rows(items []T) []ent.HierarchyRow {
@@ -131,10 +199,10 @@ func (r *Resource[T]) where(f Filters) func(*sql.Selector) {
 			s.Where(sql.And(sql.EQ(s.C(c.NameFold), casefold.Fold(*f.Name)), sql.EQ(s.C(c.Name), *f.Name)))
 		}
 		if f.CodeContains != nil {
-			s.Where(sql.Contains(s.C(c.CodeFold), casefold.Fold(*f.CodeContains)))
+			s.Where(r.contains(s, c.CodeFold, *f.CodeContains))
 		}
 		if f.NameContains != nil {
-			s.Where(sql.Contains(s.C(c.NameFold), casefold.Fold(*f.NameContains)))
+			s.Where(r.contains(s, c.NameFold, *f.NameContains))
 		}
 		if f.Parent != nil {
 			s.Where(sql.EQ(s.C(c.Parent), *f.Parent))
@@ -147,6 +215,20 @@ func (r *Resource[T]) where(f Filters) func(*sql.Selector) {
 			}
 		}
 	}
+}
+
+// contains selects records whose folded column holds the folded value. On
+// SQLite a value long enough for trigrams asks the search index (a quoted
+// FTS5 phrase of trigrams matches exactly the texts containing it, with
+// % and _ as plain characters); otherwise it is a LIKE over the folded
+// column, its wildcards escaped.
+func (r *Resource[T]) contains(s *sql.Selector, col, value string) *sql.Predicate {
+	folded := casefold.Fold(value)
+	if r.db.MySQL() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
+		return sql.Contains(s.C(col), folded)
+	}
+	phrase := col + ` : "` + strings.ReplaceAll(folded, `"`, `""`) + `"`
+	return sql.ExprP(s.C(r.cols.ID)+" IN (SELECT rowid FROM "+r.sql.search+" WHERE "+r.sql.search+" MATCH ?)", phrase)
 }
 
 // order turns ordering terms into ORDER BY. Code and name sort by their
@@ -189,36 +271,42 @@ func (r *Resource[T]) Get(ctx context.Context, id int) (ent.HierarchyRow, error)
 	return r.a.Row(it), nil
 }
 
-// Create inserts a record. The code and parent are checked inside the
-// transaction so every problem is reported at once; the unique index and
-// the foreign key still decide any race with another writer.
+// Create inserts a record. It lets the database check the code (unique
+// index) and the parent (foreign key); only when the database refuses
+// does it look for every reason, in the same transaction, to report them
+// all at once. A successful create is then a single statement.
 func (r *Resource[T]) Create(ctx context.Context, in Input) (ent.HierarchyRow, error) {
 	var out ent.HierarchyRow
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		var errs []apierror.FieldError
-		if fe := r.checkCode(ctx, tx, 0, *in.Code); fe != nil {
-			errs = append(errs, *fe)
-		}
-		if in.Parent != nil {
-			if fe, err := r.checkParent(ctx, tx, 0, *in.Parent); err != nil {
-				return err
-			} else if fe != nil {
-				errs = append(errs, *fe)
-			}
-		}
-		if len(errs) > 0 {
-			return apierror.Fields(errs...)
-		}
 		it, err := r.a.Create(ctx, tx, ent.HierarchyValues{
 			Code: *in.Code, CodeFold: casefold.Fold(*in.Code),
 			Name: *in.Name, NameFold: casefold.Fold(*in.Name),
 			ParentID: in.Parent,
 		})
-		if err != nil {
+		if err == nil {
+			out = r.a.Row(it)
+			return nil
+		}
+		if !db.IsUniqueViolation(err) && !db.IsForeignKeyViolation(err) {
 			return err
 		}
-		out = r.a.Row(it)
-		return nil
+		var errs []apierror.FieldError
+		if fe := r.checkCode(ctx, tx, 0, *in.Code); fe != nil {
+			errs = append(errs, *fe)
+		}
+		if in.Parent != nil {
+			fe, cerr := r.checkParent(ctx, tx, 0, *in.Parent)
+			if cerr != nil {
+				return cerr
+			}
+			if fe != nil {
+				errs = append(errs, *fe)
+			}
+		}
+		if len(errs) == 0 {
+			return err // writeError says what the constraint was
+		}
+		return apierror.Fields(errs...)
 	})
 	if err != nil {
 		return ent.HierarchyRow{}, r.writeError(err, in)
@@ -245,10 +333,10 @@ func (r *Resource[T]) Update(ctx context.Context, id int, in Input, ifMatch Prec
 		}
 		ch, errs := ent.HierarchyChange{}, []apierror.FieldError(nil)
 		if in.Code != nil && *in.Code != row.Code {
+			// A code taken by another record is left to the unique index
+			// (writeError reports it); checking first would cost a query
+			// on every update that changes a code.
 			ch.Code, ch.CodeFold = in.Code, ptr(casefold.Fold(*in.Code))
-			if fe := r.checkCode(ctx, tx, id, *in.Code); fe != nil {
-				errs = append(errs, *fe)
-			}
 		}
 		if in.Name != nil && *in.Name != row.Name {
 			ch.Name, ch.NameFold = in.Name, ptr(casefold.Fold(*in.Name))
@@ -264,17 +352,30 @@ func (r *Resource[T]) Update(ctx context.Context, id int, in Input, ifMatch Prec
 			}
 		}
 		if len(errs) > 0 {
+			// Already refused: now it is worth a query to report a taken
+			// code as well.
+			if ch.Code != nil {
+				if fe := r.checkCode(ctx, tx, id, *ch.Code); fe != nil {
+					errs = append([]apierror.FieldError{*fe}, errs...)
+				}
+			}
 			return apierror.Fields(errs...)
 		}
-		if ch == (ent.HierarchyChange{}) {
-			out = row
-			return nil
+		if ch != (ent.HierarchyChange{}) {
+			if err := r.a.Update(ctx, tx, id, ch); err != nil {
+				return err
+			}
 		}
-		it, err := r.a.Update(ctx, tx, id, ch)
-		if err != nil {
-			return err
+		out = row
+		if ch.Code != nil {
+			out.Code = *ch.Code
 		}
-		out = r.a.Row(it)
+		if ch.Name != nil {
+			out.Name = *ch.Name
+		}
+		if ch.SetParent {
+			out.ParentID = ch.ParentID
+		}
 		return nil
 	})
 	if err != nil {

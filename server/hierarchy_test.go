@@ -247,3 +247,42 @@ func TestHierarchy_DeepChainsAreFollowedToTheEnd(t *testing.T) {
 		}
 	})
 }
+
+// Descendants in id order with no filter take a shorter road (the ids of
+// the subtree alone); paging through it must agree with the long one.
+func TestDescendants_PagingInIDOrderVisitsEachOnce(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		ids := forest(a, r)
+		base := r.item(ids["R1"]) + "descendants/"
+		for _, tc := range []struct {
+			ordering string
+			want     []string
+		}{
+			{"", []string{"A", "A1", "A1x", "A2", "B", "B1"}},
+			{"-id", []string{"B1", "B", "A2", "A1x", "A1", "A"}},
+		} {
+			var seen []string
+			next := "http://example.com" + base + "?page_size=4&ordering=" + tc.ordering
+			for next != "" {
+				u, _ := url.Parse(next)
+				lb := r.decodeList(t, a.do(http.MethodGet, u.RequestURI(), nil))
+				if lb.Count != 6 {
+					t.Fatalf("ordering %q: count %d", tc.ordering, lb.Count)
+				}
+				seen = append(seen, codes(lb.Data)...)
+				next = ""
+				if lb.Next != nil {
+					next = *lb.Next
+				}
+			}
+			if !slices.Equal(seen, tc.want) {
+				t.Errorf("ordering %q: walked %v, want %v", tc.ordering, seen, tc.want)
+			}
+		}
+		last := r.decodeList(t, a.do(http.MethodGet, base+"?page_size=4&page=last", nil))
+		if got := codes(last.Data); !slices.Equal(got, []string{"B", "B1"}) || last.Count != 6 {
+			t.Errorf("page=last: %v (count %d)", got, last.Count)
+		}
+		wantError(t, a.do(http.MethodGet, base+"?page_size=4&page=3", nil), http.StatusNotFound)
+	})
+}

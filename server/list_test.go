@@ -13,9 +13,9 @@ import (
 	"personnel/config"
 )
 
-// seed creates n records with codes C00..C(n-1), all named name, and
+// seedNamed creates n records with codes C00..C(n-1), all named name, and
 // returns their ids in creation order.
-func seed(a *api, r res, n int, name string) []int {
+func seedNamed(a *api, r res, n int, name string) []int {
 	a.t.Helper()
 	ids := make([]int, n)
 	for i := range ids {
@@ -34,7 +34,7 @@ func codes(recs []record) []string {
 
 func TestList_DefaultIsFirstTenByIDInTheEnvelope(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		ids := seed(a, r, 23, "Same")
+		ids := seedNamed(a, r, 23, "Same")
 		lb := a.list(r, "")
 		if lb.Count != 23 || lb.Msg != "" || lb.Code != 0 || len(lb.Data) != 10 {
 			t.Fatalf("envelope count=%d msg=%q code=%d len=%d", lb.Count, lb.Msg, lb.Code, len(lb.Data))
@@ -64,7 +64,7 @@ func TestList_EmptyResultIsPageOneWithCountZero(t *testing.T) {
 
 func TestList_InvalidPageIs404(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 12, "x")
+		seedNamed(a, r, 12, "x")
 		for _, page := range []string{"0", "-1", "abc", "1.0", "", "4", "LAST", "99999999999999999999", "4611686018427387904"} {
 			resp := a.do(http.MethodGet, r.query("page_size=5&page="+url.QueryEscape(page)), nil)
 			wantError(t, resp, http.StatusNotFound)
@@ -77,7 +77,7 @@ func TestList_InvalidPageIs404(t *testing.T) {
 
 func TestList_PageLastAndCountOfMatches(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 12, "x")
+		seedNamed(a, r, 12, "x")
 		lb := a.list(r, "page_size=5&page=last")
 		if lb.Count != 12 || len(lb.Data) != 2 || lb.Next != nil || lb.Previous == nil ||
 			*lb.Previous != "http://example.com"+r.coll()+"?page=2&page_size=5" {
@@ -91,7 +91,7 @@ func TestList_PageLastAndCountOfMatches(t *testing.T) {
 
 func TestList_PageSizeAboveTheMaximumIsClamped(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 7, "x")
+		seedNamed(a, r, 7, "x")
 		if lb := a.list(r, "page_size=999999999999999999999"); len(lb.Data) != 5 || lb.Count != 7 || lb.Next == nil {
 			t.Fatalf("clamped page: len %d count %d next %v", len(lb.Data), lb.Count, lb.Next)
 		}
@@ -100,7 +100,7 @@ func TestList_PageSizeAboveTheMaximumIsClamped(t *testing.T) {
 
 func TestList_MalformedParametersAre400NamingEachParameter(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 2, "x")
+		seedNamed(a, r, 2, "x")
 		p, isnull := r.Fields.Parent, r.Fields.Parent+"_isnull"
 		for _, tc := range []struct{ query, param string }{
 			{"page_size=0", "page_size"},
@@ -124,7 +124,7 @@ func TestList_MalformedParametersAre400NamingEachParameter(t *testing.T) {
 
 func TestList_UnknownParametersAreIgnoredAndEmptyFiltersAreNoFilters(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 3, "x")
+		seedNamed(a, r, 3, "x")
 		q := "colour=blue&" + r.Fields.Code + "=&" + r.Fields.Name + "_icontains=&" + r.Fields.Parent + "=&" + r.Fields.Parent + "_isnull=&ordering="
 		if lb := a.list(r, q); lb.Count != 3 {
 			t.Fatalf("count %d, want 3", lb.Count)
@@ -306,7 +306,7 @@ func TestList_ParentFilters(t *testing.T) {
 
 func TestList_LinksComeFromThePublicURLWhenConfigured(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 3, "x")
+		seedNamed(a, r, 3, "x")
 		lb := a.list(r, "page_size=1&page=2")
 		if lb.Next == nil || *lb.Next != "https://hr.example.org/gw"+r.coll()+"?page=3&page_size=1" {
 			t.Fatalf("next %v", lb.Next)
@@ -316,7 +316,7 @@ func TestList_LinksComeFromThePublicURLWhenConfigured(t *testing.T) {
 
 func TestList_ForwardedHeadersAreBelievedOnlyFromTrustedProxies(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		seed(a, r, 2, "x")
+		seedNamed(a, r, 2, "x")
 		for _, tc := range []struct {
 			remote, want string
 		}{

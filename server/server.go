@@ -146,3 +146,16 @@ func CheckResources() error {
 	return errors.New(config.ResourcesFile + " does not match the resources compiled into this binary: " +
 		"run `go generate ./...` and rebuild (go build ./cmd/personnel)")
 }
+
+// Loaders returns a bulk loader for every compiled resource, by name, over
+// d, without building the HTTP side (no secret needed): for `personnel
+// seed` and benchmarks.
+func Loaders(d *db.DB) map[string]resource.Loader {
+	reg := resource.NewRegistry(gin.New(), d, resource.Options{})
+	registerResources(reg)
+	out := map[string]resource.Loader{}
+	for _, r := range reg.Resources() {
+		out[r.Name] = reg.Loader(r.Name)
+	}
+	return out
+}

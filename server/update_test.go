@@ -175,3 +175,14 @@ func TestPatch_ConcurrentPatchesOfDifferentFieldsBothTakeEffect(t *testing.T) {
 		}
 	})
 }
+
+func TestUpdate_ReportsATakenCodeAndABadParentTogether(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		a.create(r, "TAKEN", "Taken", nil)
+		id := a.create(r, "MINE", "Mine", nil)
+		resp := a.do(http.MethodPut, r.item(id), r.body("taken", "Mine", id))
+		wantError(t, resp, http.StatusBadRequest,
+			r.Fields.Code, r.Name+" with this "+r.Fields.Code+" already exists.",
+			r.Fields.Parent, "This "+r.Name+" cannot be its own parent.")
+	})
+}

@@ -3,6 +3,7 @@
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete)
+//	personnel seed --count 1000000          fill empty resources with realistic data
 //	personnel healthcheck                   exit 0 when the local server is ready
 //	personnel version                       print the build's version
 //
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = userCommand(args, osIO(stdout, stderr))
 	case "healthcheck":
 		err = healthcheck(args, stderr)
+	case "seed":
+		err = seedCommand(args, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version())
 	case "help", "-h", "--help":
@@ -77,6 +80,8 @@ func usage(w io.Writer) {
   personnel migrate [-config file.yaml]   create or update the database schema, then exit
   personnel user add|list|passwd|disable|enable|delete ...
                                           manage who may log in ("personnel user" for details)
+  personnel seed [--count N] [--resource NAME] [--seed S]
+                                          fill empty resources with N realistic records each
   personnel healthcheck [-config file.yaml]
                                           exit 0 when the local server is ready (for container health checks)
   personnel version                       print the version

@@ -47,6 +47,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{PersonnelAreaColumns[5]},
 			},
+			{
+				Name:    "area_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelAreaColumns[0]},
+			},
 		},
 	}
 	// PersonnelDepartmentColumns holds the columns for the "personnel_department" table.
@@ -86,6 +91,11 @@ var (
 				Name:    "department_parent_dept_id",
 				Unique:  false,
 				Columns: []*schema.Column{PersonnelDepartmentColumns[5]},
+			},
+			{
+				Name:    "department_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelDepartmentColumns[0]},
 			},
 		},
 	}

@@ -1,0 +1,242 @@
+package server_test
+
+import (
+	"context"
+	stdsql "database/sql"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	"personnel/config"
+	"personnel/db/dbtest"
+	"personnel/seed"
+	"personnel/server"
+)
+
+// benchRecords is how many departments the API benchmarks run over.
+const benchRecords = 100000
+
+// subtreeCTE is the service's recursive query for the descendants of ?.
+const subtreeCTE = "WITH RECURSIVE `s` (`id`, `depth`) AS (SELECT `id`, 1 FROM `personnel_department` WHERE `parent_dept_id` = ? " +
+	"UNION ALL SELECT `c`.`id`, `s`.`depth` + 1 FROM `personnel_department` AS `c` JOIN `s` ON `c`.`parent_dept_id` = `s`.`id` WHERE `s`.`depth` < 1000) "
+
+// scenario is one API request beside the same statements issued directly
+// through database/sql (plain calls, as most code makes them; the service
+// keeps its statements prepared on SQLite): the ratio of the two is the
+// cost of our layers.
+type scenario struct {
+	name string
+	api  func(b *testing.B)
+	sql  func(b *testing.B)
+}
+
+// queryAll runs a query and scans every row, as a hand-written service would.
+func queryAll(b *testing.B, db *stdsql.DB, q string, args ...any) {
+	rows, err := db.QueryContext(context.Background(), q, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var (
+		id, parent stdsql.NullInt64
+		code, name string
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &code, &name, &parent); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func countRows(b *testing.B, db *stdsql.DB, q string, args ...any) {
+	var n int
+	if err := db.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkAPI runs every API scenario of the performance issue through
+// the real router (token checking included) over 100,000 departments, and
+// beside each its SQL issued directly:
+//
+//	go test -run '^$' -bench BenchmarkAPI -benchmem ./server/
+func BenchmarkAPI(b *testing.B) {
+	for _, be := range dbtest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			a := newAPI(b, be, func(c *config.Config) { c.PageSizeMax = 10000 })
+			ctx := context.Background()
+			if err := seed.Fill(ctx, server.Loaders(a.db)["department"], seed.Options{Count: benchRecords, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			root := benchTree(b, a, 10000)
+			pools := a.db.Pools()
+			read, write := pools["read"], pools["write"]
+			if read == nil {
+				read, write = pools["mysql"], pools["mysql"]
+			}
+			r := res{config.Resource{Path: "departments", Fields: config.ResourceFields{Code: "dept_code", Name: "dept_name", Parent: "parent_dept"}}}
+			const (
+				cols  = "SELECT `id`, `dept_code`, `dept_name`, `parent_dept_id` FROM `personnel_department`"
+				total = "SELECT COUNT(*) FROM `personnel_department`"
+			)
+			get := func(path string) func(b *testing.B) {
+				return func(b *testing.B) {
+					for b.Loop() {
+						if st := a.raw(http.MethodGet, path, nil); st != http.StatusOK {
+							b.Fatal(st)
+						}
+					}
+				}
+			}
+			term := "ärzte köln" // matches about 1 in 1,500 names
+			lock := ""           // what the service's update locks with
+			if be.Name == config.DriverMySQL {
+				lock = " FOR UPDATE"
+			}
+			var seq atomic.Int64
+			for _, sc := range []scenario{
+				{"read", get(r.item(5000)), func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, cols+" WHERE `id` = ?", 5000)
+					}
+				}},
+				{"list_page1", get(r.coll()), func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, cols+" ORDER BY `id` LIMIT 10")
+						countRows(b, read, total)
+					}
+				}},
+				{"list_page_size_100", get(r.coll() + "?page_size=100"), func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, cols+" ORDER BY `id` LIMIT 100")
+						countRows(b, read, total)
+					}
+				}},
+				{"icontains", get(r.coll() + "?dept_name_icontains=" + url.QueryEscape(term)), func(b *testing.B) {
+					where := " WHERE `dept_name_fold` LIKE ?"
+					if be.Name == config.DriverSQLite {
+						where = " WHERE `id` IN (SELECT rowid FROM `personnel_department_search` WHERE `personnel_department_search` MATCH ?)"
+					}
+					arg := "%" + term + "%"
+					if be.Name == config.DriverSQLite {
+						arg = `dept_name_fold : "` + term + `"`
+					}
+					for b.Loop() {
+						queryAll(b, read, cols+where+" ORDER BY `id` LIMIT 10", arg)
+						countRows(b, read, total+where, arg)
+					}
+				}},
+				// What a service without the folded columns and the index
+				// would do: scan the names with LIKE (which on SQLite folds
+				// ASCII letters only), for the page and for the count.
+				{"icontains_plain_like_scan", nil, func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, cols+" WHERE `dept_name` LIKE ? ORDER BY `id` LIMIT 10", "%"+term+"%")
+						countRows(b, read, total+" WHERE `dept_name` LIKE ?", "%"+term+"%")
+					}
+				}},
+				{"ordering_name_desc", get(r.coll() + "?ordering=-dept_name"), func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, cols+" ORDER BY `dept_name_fold` DESC, `dept_name` DESC, `id` DESC LIMIT 10")
+						countRows(b, read, total)
+					}
+				}},
+				{"deep_page_5000", get(r.coll() + "?page=5000"), func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, "SELECT `t`.`id`, `dept_code`, `dept_name`, `parent_dept_id` FROM `personnel_department` AS `t` "+
+							"JOIN (SELECT `id` FROM `personnel_department` ORDER BY `id` LIMIT 10 OFFSET 49990) AS `page` ON `t`.`id` = `page`.`id` ORDER BY `t`.`id`")
+						countRows(b, read, total)
+					}
+				}},
+				{"deep_page_plain_offset_full_rows", nil, func(b *testing.B) {
+					for b.Loop() {
+						rows, err := read.Query("SELECT * FROM `personnel_department` ORDER BY `id` LIMIT 10 OFFSET 49990")
+						if err != nil {
+							b.Fatal(err)
+						}
+						for rows.Next() {
+						}
+						rows.Close()
+						countRows(b, read, total)
+					}
+				}},
+				{"create", func(b *testing.B) {
+					for b.Loop() {
+						code := fmt.Sprintf("BENCH-A%d", seq.Add(1))
+						body := fmt.Sprintf(`{"dept_code":%q,"dept_name":"Bench %s","parent_dept":%d}`, code, code, root)
+						if st := a.raw(http.MethodPost, r.coll(), []byte(body)); st != http.StatusCreated {
+							b.Fatal(st)
+						}
+					}
+				}, func(b *testing.B) {
+					for b.Loop() {
+						code := fmt.Sprintf("bench-s%d", seq.Add(1))
+						tx, err := write.Begin()
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := tx.Exec("INSERT INTO `personnel_department` (`dept_code`, `dept_code_fold`, `dept_name`, `dept_name_fold`, `parent_dept_id`) VALUES (?, ?, ?, ?, ?)",
+							code, code, "bench "+code, "bench "+code, root); err != nil {
+							b.Fatal(err)
+						}
+						if err := tx.Commit(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}},
+				{"update", func(b *testing.B) {
+					for b.Loop() {
+						body := fmt.Sprintf(`{"dept_name":"Renamed %d"}`, seq.Add(1))
+						if st := a.raw(http.MethodPatch, r.item(7000), []byte(body)); st != http.StatusOK {
+							b.Fatal(st)
+						}
+					}
+				}, func(b *testing.B) {
+					for b.Loop() {
+						name := fmt.Sprintf("renamed %d", seq.Add(1))
+						tx, err := write.Begin()
+						if err != nil {
+							b.Fatal(err)
+						}
+						var id, parent stdsql.NullInt64
+						var code, old string
+						if err := tx.QueryRow(cols+" WHERE `id` = ?"+lock, 7000).Scan(&id, &code, &old, &parent); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := tx.Exec("UPDATE `personnel_department` SET `dept_name` = ?, `dept_name_fold` = ? WHERE `id` = ?", name, name, 7000); err != nil {
+							b.Fatal(err)
+						}
+						if err := tx.Commit(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}},
+				{"descendants_10000_page1", get(r.item(root) + "descendants/"), func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, subtreeCTE+"SELECT `t`.`id`, `dept_code`, `dept_name`, `parent_dept_id` FROM `personnel_department` AS `t` "+
+							"JOIN (SELECT `id` FROM `s` ORDER BY `id` LIMIT 10) AS `page` ON `t`.`id` = `page`.`id` ORDER BY `t`.`id`", root)
+						countRows(b, read, subtreeCTE+"SELECT COUNT(*) FROM `s`", root)
+					}
+				}},
+				// The straightforward form: join the whole subtree to the
+				// table, for the page and again for the count.
+				{"descendants_10000_page1_joined", nil, func(b *testing.B) {
+					for b.Loop() {
+						queryAll(b, read, subtreeCTE+"SELECT `t`.`id`, `dept_code`, `dept_name`, `parent_dept_id` FROM `personnel_department` AS `t` JOIN `s` ON `t`.`id` = `s`.`id` ORDER BY `t`.`id` LIMIT 10", root)
+						countRows(b, read, subtreeCTE+"SELECT COUNT(*) FROM `personnel_department` AS `t` JOIN `s` ON `t`.`id` = `s`.`id`", root)
+					}
+				}},
+			} {
+				if sc.api != nil {
+					b.Run(sc.name+"/api", sc.api)
+				}
+				b.Run(sc.name+"/sql", sc.sql)
+			}
+		})
+	}
+}
