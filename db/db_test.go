@@ -169,3 +169,100 @@ func TestIsUnavailable_RefusedConnection(t *testing.T) {
 		t.Fatalf("ping of a closed port: %v; IsUnavailable = false", err)
 	}
 }
+
+// sqliteCounts reads the stored count and the real one.
+func sqliteCounts(t *testing.T, d *db.DB) (stored, real int) {
+	t.Helper()
+	for q, dst := range map[string]*int{
+		"SELECT `records` FROM `" + db.CountTable + "` WHERE `table_name` = '" + cols.Table + "'": &stored,
+		"SELECT COUNT(*) FROM `" + cols.Table + "`": &real,
+	} {
+		rows, err := d.Read().QueryContext(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Next()
+		rows.Scan(dst)
+		rows.Close()
+	}
+	return
+}
+
+// searchHits counts the records the search index finds for a folded term.
+func searchHits(t *testing.T, d *db.DB, term string) int {
+	t.Helper()
+	fts := db.SearchTable(cols.Table)
+	rows, err := d.Read().QueryContext(context.Background(), "SELECT COUNT(*) FROM `"+fts+"` WHERE `"+fts+"` MATCH ?", cols.CodeFold+` : "`+term+`"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var n int
+	rows.Next()
+	rows.Scan(&n)
+	return n
+}
+
+func TestSQLite_StoredCountAndSearchIndexFollowEveryWrite(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	for _, code := range []string{"alpha", "beta", "gamma"} {
+		if _, err := insert(d, code, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Write().ExecContext(context.Background(), "UPDATE `"+cols.Table+"` SET `"+cols.CodeFold+"` = 'delta' WHERE `"+cols.CodeFold+"` = 'beta'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Write().ExecContext(context.Background(), "DELETE FROM `"+cols.Table+"` WHERE `"+cols.CodeFold+"` = 'gamma'"); err != nil {
+		t.Fatal(err)
+	}
+	if stored, real := sqliteCounts(t, d); stored != 2 || real != 2 {
+		t.Fatalf("stored count %d, real %d, want 2", stored, real)
+	}
+	for term, want := range map[string]int{"alp": 1, "bet": 0, "del": 1, "gam": 0} {
+		if got := searchHits(t, d, term); got != want {
+			t.Errorf("search %q finds %d, want %d", term, got, want)
+		}
+	}
+}
+
+func TestSQLite_BulkLoadRebuildsIndexAndCountAndRestoresTriggers(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	err := d.BulkLoad(context.Background(), func() error {
+		for i := 0; i < 50; i++ {
+			if _, err := insert(d, fmt.Sprintf("bulk%02d", i), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored, real := sqliteCounts(t, d); stored != 50 || real != 50 {
+		t.Fatalf("after the bulk load: stored %d, real %d", stored, real)
+	}
+	if n := searchHits(t, d, "bulk"); n != 50 {
+		t.Fatalf("the search index finds %d of 50", n)
+	}
+	insert(d, "after", nil) // the triggers are back
+	if stored, _ := sqliteCounts(t, d); stored != 51 || searchHits(t, d, "aft") != 1 {
+		t.Fatalf("after a later insert: stored %d", stored)
+	}
+}
+
+func TestSQLite_MigrationRepairsDroppedTriggers(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	for _, trig := range []string{db.SearchTable(cols.Table) + "_insert", cols.Table + "_count_insert"} {
+		if _, err := d.Write().ExecContext(context.Background(), "DROP TRIGGER `"+trig+"`"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(d, "unseen", nil)
+	if err := d.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if stored, real := sqliteCounts(t, d); stored != real || real != 1 || searchHits(t, d, "uns") != 1 {
+		t.Fatalf("after migrating: stored %d, real %d, search %d", stored, real, searchHits(t, d, "uns"))
+	}
+}

@@ -5,6 +5,8 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"entgo.io/ent/dialect"
 
@@ -18,24 +20,88 @@ func SearchTable(table string) string { return table + "_search" }
 // shorter ones scan the folded column instead.
 const SearchMinRunes = 3
 
-// ensureSearchIndexes gives every hierarchy table on SQLite a trigram
-// full-text index over its folded code and name, which answers substring
-// searches without scanning the table. Triggers keep the index in step
-// with the table inside the writing transaction, whoever writes. The
-// index is (re)built from the table when it is new or its definition
-// changed.
+// CountTable holds, on SQLite, the number of records of each hierarchy
+// table.
+const CountTable = "personnel_record_count"
+
+// ensureSearchIndexes gives every hierarchy table on SQLite what SQLite
+// cannot answer quickly from the table alone: a trigram full-text index
+// over the folded code and name, which answers substring searches without
+// scanning, and the table's row count, which COUNT(*) finds only by
+// walking a whole index. Triggers keep both in step with the table inside
+// the writing transaction, whoever writes. Each is (re)built from the
+// table when it is new or its definition changed.
 func (d *DB) ensureSearchIndexes(ctx context.Context) error {
 	if d.Dialect != dialect.SQLite {
 		return nil
 	}
 	return d.InTx(ctx, func(tx *ent.Client) error {
+		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+CountTable+"` (`table_name` TEXT NOT NULL PRIMARY KEY, `records` INTEGER NOT NULL)"); err != nil {
+			return err
+		}
 		for _, c := range ent.HierarchyTables() {
 			if err := ensureSearchIndex(ctx, tx, c); err != nil {
 				return fmt.Errorf("search index of %s: %w", c.Table, err)
 			}
+			if err := ensureCount(ctx, tx, c.Table); err != nil {
+				return fmt.Errorf("record count of %s: %w", c.Table, err)
+			}
 		}
 		return nil
 	})
+}
+
+// ensureCount keeps the record count of table by triggers, recounting
+// when the triggers are new or missing.
+func ensureCount(ctx context.Context, tx *ent.Client, table string) error {
+	q := func(ident string) string { return "`" + ident + "`" }
+	name := table + "_count"
+	triggers := []string{
+		"CREATE TRIGGER " + q(name+"_delete") + " AFTER DELETE ON " + q(table) +
+			" BEGIN UPDATE " + q(CountTable) + " SET `records` = `records` - 1 WHERE `table_name` = '" + table + "'; END",
+		"CREATE TRIGGER " + q(name+"_insert") + " AFTER INSERT ON " + q(table) +
+			" BEGIN UPDATE " + q(CountTable) + " SET `records` = `records` + 1 WHERE `table_name` = '" + table + "'; END",
+	}
+	have, err := schemaSQL(ctx, tx, name+"_delete", name+"_insert")
+	if err != nil {
+		return err
+	}
+	if slices.Equal(have, triggers) {
+		return nil
+	}
+	stmts := []string{"DROP TRIGGER IF EXISTS " + q(name+"_delete"), "DROP TRIGGER IF EXISTS " + q(name+"_insert")}
+	stmts = append(stmts, triggers...)
+	stmts = append(stmts, "INSERT OR REPLACE INTO "+q(CountTable)+" (`table_name`, `records`) SELECT '"+table+"', COUNT(*) FROM "+q(table))
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// schemaSQL returns the definitions of the named schema objects that
+// exist: tables first, then the rest, each group by name.
+func schemaSQL(ctx context.Context, tx *ent.Client, names ...string) ([]string, error) {
+	args := make([]any, len(names))
+	marks := make([]string, len(names))
+	for i, n := range names {
+		args[i], marks[i] = n, "?"
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT sql FROM sqlite_master WHERE name IN ("+strings.Join(marks, ", ")+") ORDER BY type DESC, name", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var have []string
+	for rows.Next() {
+		var sql stdsql.NullString
+		if err := rows.Scan(&sql); err != nil {
+			return nil, err
+		}
+		have = append(have, sql.String)
+	}
+	return have, rows.Err()
 }
 
 func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.HierarchyColumns) error {
@@ -51,19 +117,15 @@ func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.HierarchyColum
 		"CREATE TRIGGER " + q(fts+"_delete") + " AFTER DELETE ON " + q(t) + " BEGIN " + oldRow + " END",
 		"CREATE TRIGGER " + q(fts+"_update") + " AFTER UPDATE OF " + cols + " ON " + q(t) + " BEGIN " + oldRow + " " + newRow + " END",
 	}
-	var existing string
-	rows, err := tx.QueryContext(ctx, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", fts)
+	// The index is current when the table and all three triggers exist as
+	// defined here; anything else (a new resource, renamed fields, triggers
+	// dropped by an interrupted bulk load) rebuilds it.
+	have, err := schemaSQL(ctx, tx, fts, fts+"_delete", fts+"_insert", fts+"_update")
 	if err != nil {
 		return err
 	}
-	if rows.Next() {
-		err = rows.Scan(&existing)
-	}
-	rows.Close()
-	if err != nil && !errors.Is(err, stdsql.ErrNoRows) {
-		return err
-	}
-	if existing == create {
+	// Ordered as the query orders them: the table, then the triggers by name.
+	if slices.Equal(have, []string{create, triggers[1], triggers[0], triggers[2]}) {
 		return nil
 	}
 	stmts := []string{
@@ -81,4 +143,39 @@ func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.HierarchyColum
 		}
 	}
 	return nil
+}
+
+// BulkLoad runs load, which inserts many records, as fast as SQLite allows:
+// with a large page cache on the writer, and without the search index's
+// triggers, the index being rebuilt once at the end. An interrupted load
+// leaves the triggers missing, which the next migration notices and
+// repairs. On MySQL it just runs load.
+func (d *DB) BulkLoad(ctx context.Context, load func() error) error {
+	if d.Dialect != dialect.SQLite {
+		return load()
+	}
+	w := d.Write()
+	if _, err := w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
+		return err
+	}
+	defer w.ExecContext(context.WithoutCancel(ctx), "PRAGMA cache_size = -2000")
+	err := d.InTx(ctx, func(tx *ent.Client) error {
+		for _, c := range ent.HierarchyTables() {
+			fts := SearchTable(c.Table)
+			for _, t := range []string{"_insert", "_delete", "_update"} {
+				if _, err := tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS `"+fts+t+"`"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	loadErr := load()
+	if err := d.ensureSearchIndexes(context.WithoutCancel(ctx)); err != nil {
+		return errors.Join(loadErr, fmt.Errorf("rebuilding the search index: %w", err))
+	}
+	return loadErr
 }

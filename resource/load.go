@@ -59,5 +59,5 @@ func (r *Resource[T]) Load(ctx context.Context, records []NewRecord) ([]int, err
 
 // Count implements Loader.
 func (r *Resource[T]) Count(ctx context.Context) (int, error) {
-	return r.count(ctx, r.db.Read(), nil)
+	return r.table(Query{}, nil).count(ctx)
 }

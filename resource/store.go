@@ -27,6 +27,7 @@ type statements struct {
 	idByCode    string // the record holding a folded code
 	numChildren string // how many records name a record as parent
 	search      string // the SQLite search index, quoted
+	storedCount string // SQLite: the record count its triggers keep
 }
 
 func newStatements(c ent.HierarchyColumns, mysql bool) statements {
@@ -40,6 +41,7 @@ func newStatements(c ent.HierarchyColumns, mysql bool) statements {
 		idByCode:    "SELECT " + q(c.ID) + " FROM " + q(c.Table) + " WHERE " + q(c.CodeFold) + " = ?",
 		numChildren: "SELECT COUNT(*) FROM " + q(c.Table) + " WHERE " + q(c.Parent) + " = ?",
 		search:      q(db.SearchTable(c.Table)),
+		storedCount: "SELECT `records` FROM " + q(db.CountTable) + " WHERE `table_name` = '" + c.Table + "'",
 	}
 }
 
@@ -56,6 +58,9 @@ func (p Page) LastPage() int { return max(1, (p.Count+p.PageSize-1)/p.PageSize) 
 
 // List returns the page q asks for. A page past the last is a 404.
 func (r *Resource[T]) List(ctx context.Context, q Query) (Page, error) {
+	if src, ok := r.search(q); ok {
+		return r.list(ctx, q, src)
+	}
 	return r.list(ctx, q, r.table(q, nil))
 }
 
@@ -108,6 +113,7 @@ func (r *Resource[T]) list(ctx context.Context, q Query, src source[T]) (Page, e
 type tableSource[T any] struct {
 	r            *Resource[T]
 	where, order func(*sql.Selector)
+	unfiltered   bool // no filter and no scope: every record counts
 }
 
 // table returns the source of q's filters and ordering within scope.
@@ -122,7 +128,7 @@ func (r *Resource[T]) table(q Query, scope func(*sql.Selector)) tableSource[T] {
 			}
 		}
 	}
-	return tableSource[T]{r: r, where: where, order: r.order(q.Order)}
+	return tableSource[T]{r: r, where: where, order: r.order(q.Order), unfiltered: where == nil}
 }
 
 func (t tableSource[T]) fetch(ctx context.Context, limit, offset int) ([]T, error) {
@@ -134,6 +140,12 @@ func (t tableSource[T]) fetch(ctx context.Context, limit, offset int) ([]T, erro
 }
 
 func (t tableSource[T]) count(ctx context.Context) (int, error) {
+	if t.unfiltered && !t.r.db.MySQL() {
+		// SQLite counts by walking an index; its triggers keep the count.
+		var n int
+		err := queryRow(ctx, t.r.db.Read(), t.r.sql.storedCount, nil, &n)
+		return n, err
+	}
 	return t.r.count(ctx, t.r.db.Read(), t.where)
 }
 
@@ -162,8 +174,8 @@ func (r *Resource[T]) keyed(where, order func(*sql.Selector), limit, offset int)
 }
 
 // count returns how many records where selects. It is not ent's Count,
-// which counts a column: COUNT(*) is what lets SQLite count an unfiltered
-// table from its b-tree without reading the rows.
+// which counts a column and so reads every row; COUNT(*) lets the
+// database count index entries instead.
 func (r *Resource[T]) count(ctx context.Context, c *ent.Client, where func(*sql.Selector)) (int, error) {
 	s := sql.Dialect(r.db.Dialect).Select(sql.Count("*")).From(sql.Table(r.cols.Table))
 	if where != nil {
@@ -218,17 +230,82 @@ func (r *Resource[T]) where(f Filters) func(*sql.Selector) {
 }
 
 // contains selects records whose folded column holds the folded value. On
-// SQLite a value long enough for trigrams asks the search index (a quoted
-// FTS5 phrase of trigrams matches exactly the texts containing it, with
-// % and _ as plain characters); otherwise it is a LIKE over the folded
-// column, its wildcards escaped.
+// SQLite a value long enough for trigrams asks the search index; otherwise
+// it is a LIKE over the folded column, its wildcards escaped.
 func (r *Resource[T]) contains(s *sql.Selector, col, value string) *sql.Predicate {
+	phrase, ok := r.phrase(col, value)
+	if !ok {
+		return sql.Contains(s.C(col), casefold.Fold(value))
+	}
+	return sql.ExprP(s.C(r.cols.ID)+" IN (SELECT rowid FROM "+r.sql.search+" WHERE "+r.sql.search+" MATCH ?)", phrase)
+}
+
+// phrase returns the FTS5 query that finds the records whose folded column
+// contains value, when the search index can answer it: on SQLite, for a
+// value of at least three characters. A quoted phrase of trigrams matches
+// exactly the texts containing it, with % and _ as plain characters.
+func (r *Resource[T]) phrase(col, value string) (string, bool) {
 	folded := casefold.Fold(value)
 	if r.db.MySQL() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
-		return sql.Contains(s.C(col), folded)
+		return "", false
 	}
-	phrase := col + ` : "` + strings.ReplaceAll(folded, `"`, `""`) + `"`
-	return sql.ExprP(s.C(r.cols.ID)+" IN (SELECT rowid FROM "+r.sql.search+" WHERE "+r.sql.search+" MATCH ?)", phrase)
+	return col + ` : "` + strings.ReplaceAll(folded, `"`, `""`) + `"`, true
+}
+
+// searchSource lists the records the search index finds, in id order: the
+// common search (substring filters only, the default order) answered from
+// the index alone, its count and its page of ids, reading only the page's
+// rows. Joining every match to the table, as other filters or orders
+// need, costs several times more for a common word.
+type searchSource[T any] struct {
+	r     *Resource[T]
+	match string
+	desc  bool
+}
+
+// search returns a searchSource for q when one can answer it.
+func (r *Resource[T]) search(q Query) (searchSource[T], bool) {
+	f := q.Filters
+	desc, byID := idOrder(q.Order)
+	if !byID || (f.CodeContains == nil && f.NameContains == nil) ||
+		f != (Filters{CodeContains: f.CodeContains, NameContains: f.NameContains}) {
+		return searchSource[T]{}, false
+	}
+	var parts []string
+	for _, c := range []struct {
+		col   string
+		value *string
+	}{{r.cols.CodeFold, f.CodeContains}, {r.cols.NameFold, f.NameContains}} {
+		if c.value == nil {
+			continue
+		}
+		p, ok := r.phrase(c.col, *c.value)
+		if !ok {
+			return searchSource[T]{}, false
+		}
+		parts = append(parts, p)
+	}
+	return searchSource[T]{r: r, match: strings.Join(parts, " AND "), desc: desc}, true
+}
+
+func (s searchSource[T]) fetch(ctx context.Context, limit, offset int) ([]T, error) {
+	by := sql.Asc
+	if s.desc {
+		by = sql.Desc
+	}
+	fts := sql.Table(db.SearchTable(s.r.cols.Table))
+	ids := sql.Dialect(s.r.db.Dialect).Select(sql.As("rowid", "id")).From(fts).
+		Where(sql.ExprP(s.r.sql.search+" MATCH ?", s.match)).
+		OrderBy(by("rowid")).Limit(limit).Offset(offset).As("page")
+	join := func(sel *sql.Selector) { sel.Join(ids).On(sel.C(s.r.cols.ID), ids.C("id")) }
+	order := func(sel *sql.Selector) { sel.OrderBy(by(sel.C(s.r.cols.ID))) }
+	return s.r.a.List(ctx, s.r.db.Read(), join, order, 0, 0)
+}
+
+func (s searchSource[T]) count(ctx context.Context) (int, error) {
+	var n int
+	err := queryRow(ctx, s.r.db.Read(), "SELECT COUNT(*) FROM "+s.r.sql.search+" WHERE "+s.r.sql.search+" MATCH ?", []any{s.match}, &n)
+	return n, err
 }
 
 // order turns ordering terms into ORDER BY. Code and name sort by their

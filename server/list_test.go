@@ -334,3 +334,61 @@ func TestList_ForwardedHeadersAreBelievedOnlyFromTrustedProxies(t *testing.T) {
 		}
 	}, func(c *config.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
 }
+
+func TestList_IcontainsPagesInBothDirectionsAndCombines(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		root := a.create(r, "ROOT", "Headquarters", nil)
+		var want []int
+		for i := 0; i < 25; i++ {
+			var parent any
+			if i%2 == 0 {
+				parent = root
+			}
+			want = append(want, a.create(r, fmt.Sprintf("SAL-%02d", i), fmt.Sprintf("Sales Team %d", i), parent))
+		}
+		a.create(r, "OTHER", "Purchasing", nil)
+		walk := func(q string) ([]int, int) {
+			var got []int
+			count := -1
+			next := "http://example.com" + r.query(q)
+			for next != "" {
+				u, _ := url.Parse(next)
+				lb := a.list(r, u.RawQuery)
+				count = lb.Count
+				for _, rec := range lb.Data {
+					got = append(got, rec.ID)
+				}
+				next = ""
+				if lb.Next != nil {
+					next = *lb.Next
+				}
+			}
+			return got, count
+		}
+		n := r.Fields.Name + "_icontains"
+		c := r.Fields.Code + "_icontains"
+		if got, count := walk(n + "=SALES&page_size=10"); !slices.Equal(got, want) || count != 25 {
+			t.Errorf("search, id order: %v (count %d)", got, count)
+		}
+		rev := slices.Clone(want)
+		slices.Reverse(rev)
+		if got, _ := walk(n + "=sales&page_size=10&ordering=-id"); !slices.Equal(got, rev) {
+			t.Errorf("search, -id: %v", got)
+		}
+		if got, count := walk(n + "=team+1&" + c + "=sal-1"); count != 10 || len(got) != 10 {
+			t.Errorf("code and name together: %v (count %d)", got, count)
+		}
+		var evens []int
+		for i, id := range want {
+			if i%2 == 0 {
+				evens = append(evens, id)
+			}
+		}
+		if got, count := walk(n + "=sales&" + r.Fields.Parent + "=" + itoa(root) + "&page_size=5"); !slices.Equal(got, evens) || count != 13 {
+			t.Errorf("search with a parent filter: %v (count %d)", got, count)
+		}
+		if got, count := walk(n + "=am&page_size=10"); count != 25 || len(got) != 25 {
+			t.Errorf("a two-letter search: %d found (count %d)", len(got), count)
+		}
+	})
+}

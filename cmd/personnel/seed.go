@@ -57,7 +57,9 @@ func seedCommand(args []string, stderr io.Writer) error {
 		l := loaders[name]
 		bar := newProgress(stderr, l.Resource().Path)
 		start := time.Now()
-		err := seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, Progress: bar.update})
+		err := d.BulkLoad(ctx, func() error {
+			return seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, Progress: bar.update})
+		})
 		bar.finish()
 		if err != nil {
 			return err

@@ -1,0 +1,385 @@
+// Command loadtest measures Personnel end to end: it builds the real
+// binary, seeds departments through `personnel seed`, starts `personnel
+// serve`, and drives every scenario over loopback with many concurrent
+// keep-alive connections, on SQLite and (given a DSN) on MySQL/MariaDB, at
+// each size asked for. It prints requests/s, p50 and p99 latency, errors
+// and the server's peak resident memory as a Markdown table.
+//
+//	go run ./cmd/loadtest -records 10000,100000,1000000 -connections 32 -duration 10s \
+//	    -mysql 'root@tcp(127.0.0.1:3306)/test'
+//
+// The load generator runs on the same machine as the server and takes part
+// of its CPU; the figures are for the pair.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+func main() {
+	records := flag.String("records", "10000,100000", "comma-separated numbers of departments to test at")
+	conns := flag.Int("connections", 32, "concurrent connections")
+	duration := flag.Duration("duration", 10*time.Second, "time per scenario")
+	mysqlDSN := flag.String("mysql", "", "administrative MySQL DSN; when set, MySQL is tested too (a scratch database is created and dropped)")
+	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
+	flag.Parse()
+	if err := run(*records, *conns, *duration, *mysqlDSN, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(records string, conns int, duration time.Duration, mysqlDSN, only string) error {
+	dir, err := os.MkdirTemp("", "personnel-load")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "personnel")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/personnel").CombinedOutput(); err != nil {
+		return fmt.Errorf("building: %v\n%s", err, out)
+	}
+	backends := []string{"sqlite"}
+	if mysqlDSN != "" {
+		backends = append(backends, "mysql")
+	}
+	fmt.Printf("Date: %s. Machine: %d CPUs (%s), %s. Go %s. %d connections, %s per scenario.\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), memTotal(), runtime.Version(), conns, duration)
+	fmt.Println("| backend | records | scenario | requests/s | p50 ms | p99 ms | errors | peak RSS MiB |")
+	fmt.Println("|---|---:|---|---:|---:|---:|---:|---:|")
+	for _, backend := range backends {
+		for _, s := range strings.Split(records, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil {
+				return fmt.Errorf("-records: %q", s)
+			}
+			if err := runSize(bin, dir, backend, mysqlDSN, n, conns, duration, only); err != nil {
+				return fmt.Errorf("%s at %d: %w", backend, n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// server is a running personnel serve.
+type server struct {
+	cmd   *exec.Cmd
+	base  string
+	token string
+}
+
+func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string) error {
+	env := append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
+		"PERSONNEL_ADMIN_USER=load", "PERSONNEL_ADMIN_PASSWORD=load-password", "PERSONNEL_BCRYPT_COST=4",
+		"PERSONNEL_JWT_SECRET=load-test-secret-load-test-secret-xx",
+		// The generator logs in once and hammers; do not throttle it.
+		"PERSONNEL_LOGIN_FAILURES_PER_ADDRESS=1000000")
+	switch backend {
+	case "sqlite":
+		env = append(env, "PERSONNEL_DB_DSN="+filepath.Join(dir, fmt.Sprintf("load-%d.db", n)))
+	case "mysql":
+		dsn, drop, err := scratchDatabase(adminDSN)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		env = append(env, "PERSONNEL_DB_DRIVER=mysql", "PERSONNEL_DB_DSN="+dsn)
+	}
+	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
+	seed.Env = env
+	if out, err := seed.CombinedOutput(); err != nil {
+		return fmt.Errorf("seeding: %v\n%s", err, out)
+	}
+	srv, err := start(bin, dir, env)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		srv.cmd.Process.Signal(os.Interrupt)
+		srv.cmd.Wait()
+	}()
+	root, size, err := srv.bigRoot()
+	if err != nil {
+		return err
+	}
+	for _, sc := range scenarios(n, root, size) {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
+			continue
+		}
+		res := srv.drive(sc, conns, duration)
+		fmt.Printf("| %s | %d | %s | %.0f | %.2f | %.2f | %d | %.1f |\n", backend, n, sc.name,
+			res.rate, ms(res.p50), ms(res.p99), res.errors, float64(peakRSS(srv.cmd.Process.Pid))/1024)
+	}
+	return nil
+}
+
+func start(bin, dir string, env []string) (*server, error) {
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	cmd.Stderr = io.MultiWriter(logFile, pw)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "listening" {
+				addr <- m["addr"].(string)
+				break
+			}
+		}
+		// Keep draining into the log file only.
+		cmd.Stderr = logFile
+		io.Copy(io.Discard, pr)
+	}()
+	var a string
+	select {
+	case a = <-addr:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("the server did not start")
+	}
+	s := &server{cmd: cmd, base: "http://" + a}
+	resp, err := http.Post(s.base+"/jwt-api-token-auth/", "application/json",
+		strings.NewReader(`{"username":"load","password":"load-password"}`))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct{ Token string }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Token == "" {
+		return nil, fmt.Errorf("login: %d", resp.StatusCode)
+	}
+	s.token = body.Token
+	return s, nil
+}
+
+// bigRoot returns the first root and how many records lie below it, for
+// the descendants scenario.
+func (s *server) bigRoot() (root, size int, err error) {
+	var page struct {
+		Count int
+		Data  []struct{ ID int }
+	}
+	if err := s.getJSON("/personnel/api/departments/?parent_dept_isnull=true&page_size=1", &page); err != nil || len(page.Data) == 0 {
+		return 0, 0, fmt.Errorf("no root found: %v", err)
+	}
+	root = page.Data[0].ID
+	if err := s.getJSON(fmt.Sprintf("/personnel/api/departments/%d/descendants/", root), &page); err != nil {
+		return 0, 0, err
+	}
+	return root, page.Count, nil
+}
+
+func (s *server) getJSON(path string, v any) error {
+	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+	req.Header.Set("Authorization", "JWT "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// scenario makes one request at a time.
+type scenario struct {
+	name string
+	req  func(rng *rand.Rand, seq int64) (method, path string, body []byte)
+}
+
+// Search terms people type. Selective ones name a unit and a place (about
+// 1 in 1,500 names match); broad ones a single common word (about 1 in
+// 40); short ones are one or two characters, as in CJK, which the trigram
+// index cannot serve.
+var (
+	selective = []string{"ärzte köln", "finanzen berlin", "logística sevilla", "продажи москва", "営業部 東京", "wartung wien"}
+	broad     = []string{"sales", "ärzte", "отдел", "wartung", "zürich"}
+	short     = []string{"営業", "総務", "ik"}
+)
+
+func icontains(name string, terms []string) scenario {
+	return scenario{name, func(rng *rand.Rand, _ int64) (string, string, []byte) {
+		return http.MethodGet, "/personnel/api/departments/?dept_name_icontains=" + url.QueryEscape(terms[rng.IntN(len(terms))]), nil
+	}}
+}
+
+func scenarios(n, root, subtree int) []scenario {
+	get := func(path string) func(*rand.Rand, int64) (string, string, []byte) {
+		return func(*rand.Rand, int64) (string, string, []byte) { return http.MethodGet, path, nil }
+	}
+	const api = "/personnel/api/departments/"
+	deep := min(5000, max(1, n/20))
+	return []scenario{
+		{"read", func(rng *rand.Rand, _ int64) (string, string, []byte) {
+			return http.MethodGet, api + strconv.Itoa(1+rng.IntN(n)) + "/", nil
+		}},
+		{"list_page1", get(api)},
+		{"list_page_size_100", get(api + "?page_size=100")},
+		icontains("icontains_selective", selective),
+		icontains("icontains_broad", broad),
+		icontains("icontains_short", short),
+		{"ordering_name_desc", get(api + "?ordering=-dept_name")},
+		{fmt.Sprintf("deep_page_%d", deep), get(api + "?page=" + strconv.Itoa(deep))},
+		{fmt.Sprintf("descendants_page1 (%d below)", subtree), get(api + strconv.Itoa(root) + "/descendants/")},
+		{"create", func(_ *rand.Rand, seq int64) (string, string, []byte) {
+			return http.MethodPost, api, fmt.Appendf(nil, `{"dept_code":"LOAD-%d","dept_name":"Load test %d","parent_dept":%d}`, seq, seq, root)
+		}},
+		{"update", func(rng *rand.Rand, seq int64) (string, string, []byte) {
+			return http.MethodPatch, api + strconv.Itoa(1+rng.IntN(n)) + "/", fmt.Appendf(nil, `{"dept_name":"Renamed %d"}`, seq)
+		}},
+	}
+}
+
+type result struct {
+	rate     float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+var seq atomic.Int64
+
+// drive runs sc on conns connections for d, after a short warm-up.
+func (s *server) drive(sc scenario, conns int, d time.Duration) result {
+	transport := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	defer transport.CloseIdleConnections()
+	var errors atomic.Int64
+	lat := make([][]time.Duration, conns)
+	ctx, cancel := context.WithTimeout(context.Background(), d+time.Second)
+	defer cancel()
+	warm := time.Now().Add(time.Second)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 42))
+			for ctx.Err() == nil {
+				method, path, body := sc.req(rng, seq.Add(1))
+				req, _ := http.NewRequestWithContext(ctx, method, s.base+path, bytes.NewReader(body))
+				req.Header.Set("Authorization", "JWT "+s.token)
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() == nil {
+						errors.Add(1)
+					}
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if t0.Before(warm) {
+					continue
+				}
+				if resp.StatusCode >= 300 {
+					errors.Add(1)
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	r := result{errors: errors.Load()}
+	if len(all) > 0 {
+		r.rate = float64(len(all)) / d.Seconds()
+		r.p50 = all[len(all)/2]
+		r.p99 = all[len(all)*99/100]
+	}
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// peakRSS returns the process's resident memory high-water mark in KiB.
+func peakRSS(pid int) int {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			n, _ := strconv.Atoi(strings.Fields(line)[1])
+			return n
+		}
+	}
+	return 0
+}
+
+func cpuModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			return strings.TrimSpace(strings.SplitN(line, ":", 2)[1])
+		}
+	}
+	return "unknown CPU"
+}
+
+func memTotal() string {
+	data, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "MemTotal:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return fmt.Sprintf("%d GiB RAM", kb/1024/1024)
+		}
+	}
+	return "unknown RAM"
+}
+
+// scratchDatabase creates an empty database and returns its DSN and a
+// function that drops it.
+func scratchDatabase(adminDSN string) (string, func(), error) {
+	mc, err := mysql.ParseDSN(adminDSN)
+	if err != nil {
+		return "", nil, err
+	}
+	db, err := sql.Open("mysql", adminDSN)
+	if err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("personnel_load_%d", time.Now().UnixNano())
+	if _, err := db.Exec("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4"); err != nil {
+		db.Close()
+		return "", nil, err
+	}
+	mc.DBName = name
+	return mc.FormatDSN(), func() {
+		db.Exec("DROP DATABASE IF EXISTS `" + name + "`")
+		db.Close()
+	}, nil
+}
