@@ -175,7 +175,7 @@ func sqliteCounts(t *testing.T, d *db.DB) (stored, real int) {
 	t.Helper()
 	for q, dst := range map[string]*int{
 		"SELECT `records` FROM `" + db.CountTable + "` WHERE `table_name` = '" + cols.Table + "'": &stored,
-		"SELECT COUNT(*) FROM `" + cols.Table + "`": &real,
+		"SELECT COUNT(*) FROM `" + cols.Table + "`":                                               &real,
 	} {
 		rows, err := d.Read().QueryContext(context.Background(), q)
 		if err != nil {
