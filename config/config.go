@@ -37,6 +37,7 @@ type Config struct {
 	DBDriver          string         // DriverSQLite or DriverMySQL
 	DBDSN             string         // SQLite file path, or a go-sql-driver/mysql DSN
 	DBMaxOpenConns    int            // 0: chosen per driver
+	DBTimeout         time.Duration  // longest a request may wait on the database
 	PublicURL         *url.URL       // base of next/previous/Location links; nil: from the request
 	PageSizeMax       int            // page_size above this is clamped
 	TreeNodeLimit     int            // most nodes in one tree answer
@@ -114,6 +115,8 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_DB_MAX_OPEN_CONNS", "db_max_open_conns", "0", "Most open database connections; `0` picks 16 for MySQL and 2 x CPUs (at least 4) readers for SQLite, which always has one writer.",
 		func(c *Config, v string) error { return nonNegativeInt(&c.DBMaxOpenConns, v) }},
+	{"PERSONNEL_DB_TIMEOUT", "db_timeout", "5s", "Longest a request may take, from its start, to get its answers from the database; past it the request gets 503 instead of hanging on a database that does not answer.",
+		func(c *Config, v string) error { return positiveDuration(&c.DBTimeout, v) }},
 	{"PERSONNEL_PUBLIC_URL", "public_url", "", "Base URL of the service as clients see it (`https://hr.example.com`); used for `next`, `previous` and `Location`. Empty: taken from each request.",
 		func(c *Config, v string) error {
 			if v == "" {

@@ -145,6 +145,24 @@ func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
 	if mc.Timeout == 0 {
 		mc.Timeout = 5 * time.Second
 	}
+	version, err := serverVersion(ctx, mc)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
+	}
+	flavor, isolation := "mysql", "transaction_isolation"
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		flavor, isolation = "mariadb", "tx_isolation"
+	}
+	// Every connection runs at READ COMMITTED (no gap locks, so concurrent
+	// inserts do not deadlock on the unique index; each check that needs a
+	// stable view takes row locks). Setting it once per connection saves
+	// the round trip that setting it per transaction would cost.
+	if mc.Params == nil {
+		mc.Params = map[string]string{}
+	}
+	if _, set := mc.Params[isolation]; !set {
+		mc.Params[isolation] = "'READ-COMMITTED'"
+	}
 	connector, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: %w", err)
@@ -157,14 +175,9 @@ func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
 	sqlDB.SetMaxIdleConns(conns)
 	// Recycle connections so a failover or DNS change is picked up.
 	sqlDB.SetConnMaxLifetime(5 * time.Minute)
-	var version string
-	if err := sqlDB.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
-	}
-	flavor := "mysql"
-	if strings.Contains(strings.ToLower(version), "mariadb") {
-		flavor = "mariadb"
 	}
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.MySQL, sqlDB)))
 	return &DB{
@@ -176,6 +189,20 @@ func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
 		readDB:  sqlDB,
 		writeDB: sqlDB,
 	}, nil
+}
+
+// serverVersion asks the server for its version on a connection of its
+// own: what to set on every connection depends on the answer.
+func serverVersion(ctx context.Context, mc *mysql.Config) (string, error) {
+	connector, err := mysql.NewConnector(mc)
+	if err != nil {
+		return "", err
+	}
+	probe := stdsql.OpenDB(connector)
+	defer probe.Close()
+	var version string
+	err = probe.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
+	return version, err
 }
 
 // Read returns the client for queries outside a transaction.
@@ -241,14 +268,8 @@ func (d *DB) InTx(ctx context.Context, fn func(tx *ent.Client) error) error {
 }
 
 func (d *DB) tryTx(ctx context.Context, fn func(tx *ent.Client) error) (err error) {
-	var opts *stdsql.TxOptions
-	if d.MySQL() {
-		// READ COMMITTED takes no gap locks, so concurrent inserts do not
-		// deadlock on the unique index; every check that needs a stable
-		// view takes row locks explicitly.
-		opts = &stdsql.TxOptions{Isolation: stdsql.LevelReadCommitted}
-	}
-	tx, err := d.write.BeginTx(ctx, opts)
+	// MySQL connections are READ COMMITTED from the start (openMySQL).
+	tx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -209,11 +209,12 @@ func positiveInt(s string) (int, bool) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		if n > (math.MaxInt-9)/10 {
+		d := int(c - '0')
+		if n > (math.MaxInt-d)/10 { // n*10+d would overflow
 			n = math.MaxInt
 			continue
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + d
 	}
 	return n, n > 0
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -91,6 +92,18 @@ func recovery() gin.HandlerFunc {
 				c.Abort()
 			}
 		}()
+		c.Next()
+	}
+}
+
+// deadline bounds the request's context, which every database call uses:
+// when the database stops answering, the request ends with 503 after d
+// instead of hanging until the client gives up.
+func deadline(d time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+		defer cancel()
+		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
 }

@@ -83,7 +83,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		m = newMetrics(d)
 		middleware = append(middleware, m.middleware())
 	}
-	middleware = append(middleware, requestLog(), recovery(), cors(cfg.CORSOrigins), bodyLimit(cfg.BodyLimit))
+	middleware = append(middleware, requestLog(), recovery(), cors(cfg.CORSOrigins), bodyLimit(cfg.BodyLimit), deadline(cfg.DBTimeout))
 	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {

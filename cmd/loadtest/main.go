@@ -44,7 +44,12 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "time per scenario")
 	mysqlDSN := flag.String("mysql", "", "administrative MySQL DSN; when set, MySQL is tested too (a scratch database is created and dropped)")
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
+	sustained := flag.Duration("sustained", 0, "instead of the scenarios, run a mixed workload this long and check that no acknowledged write was lost")
 	flag.Parse()
+	if *sustained > 0 {
+		*only = "sustained"
+		*duration = *sustained
+	}
 	if err := run(*records, *conns, *duration, *mysqlDSN, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
@@ -123,6 +128,9 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	root, size, err := srv.bigRoot()
 	if err != nil {
 		return err
+	}
+	if only == "sustained" {
+		return srv.sustained(backend, n, root, conns, duration)
 	}
 	for _, sc := range scenarios(n, root, size) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
@@ -382,4 +390,127 @@ func scratchDatabase(adminDSN string) (string, func(), error) {
 		db.Exec("DROP DATABASE IF EXISTS `" + name + "`")
 		db.Close()
 	}, nil
+}
+
+// sustained runs a mixed workload (reads, lists, searches, creates,
+// updates, deletes) for d, keeps every acknowledged create and delete, and
+// checks at the end that the database holds exactly those.
+func (s *server) sustained(backend string, n, root, conns int, d time.Duration) error {
+	var (
+		mu       sync.Mutex
+		created  = map[string]int{} // code -> id, acknowledged
+		deleted  = map[string]bool{}
+		status5  atomic.Int64
+		failures atomic.Int64
+		lat      = make([][]time.Duration, conns)
+		ops      atomic.Int64
+	)
+	transport := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	defer transport.CloseIdleConnections()
+	do := func(method, path string, body []byte) (int, []byte, error) {
+		req, _ := http.NewRequest(method, s.base+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "JWT "+s.token)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, data, nil
+	}
+	const api = "/personnel/api/departments/"
+	end := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			var mine []string
+			for i := 0; time.Now().Before(end); i++ {
+				var method, path string
+				var body []byte
+				var code string
+				p := rng.IntN(100)
+				switch {
+				case p < 45:
+					method, path = http.MethodGet, api+strconv.Itoa(1+rng.IntN(n))+"/"
+				case p < 55:
+					method, path = http.MethodGet, api+"?ordering=-dept_name&page="+strconv.Itoa(1+rng.IntN(50))
+				case p < 60:
+					method, path = http.MethodGet, api+"?dept_name_icontains="+url.QueryEscape(selective[rng.IntN(len(selective))])
+				case p < 75 || len(mine) == 0:
+					code = fmt.Sprintf("SUS-%d-%d", w, i)
+					method, path = http.MethodPost, api
+					body = fmt.Appendf(nil, `{"dept_code":%q,"dept_name":"Sustained %d","parent_dept":%d}`, code, i, root)
+				case p < 92:
+					method, path = http.MethodPatch, api+strconv.Itoa(1+rng.IntN(n))+"/"
+					body = fmt.Appendf(nil, `{"dept_name":"Updated %d %d"}`, w, i)
+				default:
+					code = mine[len(mine)-1]
+					mine = mine[:len(mine)-1]
+					mu.Lock()
+					id := created[code]
+					mu.Unlock()
+					method, path = http.MethodDelete, api+strconv.Itoa(id)+"/"
+				}
+				t0 := time.Now()
+				st, data, err := do(method, path, body)
+				ops.Add(1)
+				if err != nil {
+					failures.Add(1)
+					continue
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+				if st >= 500 {
+					status5.Add(1)
+				}
+				switch {
+				case method == http.MethodPost && st == http.StatusCreated:
+					var rec struct{ ID int }
+					json.Unmarshal(data, &rec)
+					mu.Lock()
+					created[code] = rec.ID
+					mu.Unlock()
+					mine = append(mine, code)
+				case method == http.MethodDelete && st == http.StatusNoContent:
+					mu.Lock()
+					deleted[code] = true
+					mu.Unlock()
+				case st >= 300 && st != http.StatusNotFound:
+					failures.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	lost := 0
+	for code, id := range created {
+		st, _, err := do(http.MethodGet, api+strconv.Itoa(id)+"/", nil)
+		if err != nil {
+			return err
+		}
+		if deleted[code] != (st == http.StatusNotFound) || (st != http.StatusOK && st != http.StatusNotFound) {
+			lost++
+		}
+	}
+	fmt.Printf("\nSustained mixed load on %s at %d records: %d connections for %s.\n\n", backend, n, conns, d)
+	fmt.Println("| requests | requests/s | p50 ms | p99 ms | 5xx | other failures | acknowledged creates | acknowledged deletes | lost writes | peak RSS MiB |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("| %d | %.0f | %.2f | %.2f | %d | %d | %d | %d | %d | %.1f |\n", ops.Load(), float64(len(all))/d.Seconds(),
+		ms(all[len(all)/2]), ms(all[len(all)*99/100]), status5.Load(), failures.Load(), len(created), len(deleted), lost,
+		float64(peakRSS(s.cmd.Process.Pid))/1024)
+	if status5.Load() > 0 || lost > 0 {
+		return fmt.Errorf("%d server errors and %d lost writes", status5.Load(), lost)
+	}
+	return nil
 }
