@@ -25,6 +25,7 @@ import (
 type api struct {
 	t        testing.TB
 	h        http.Handler
+	srv      *server.Server
 	db       *db.DB
 	cfg      *config.Config
 	backend  string
@@ -60,7 +61,7 @@ func newAPIWith(t testing.TB, b dbtest.Backend, opts []server.Option, adjust ...
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	a := &api{t: t, h: srv.Handler(), db: d, cfg: cfg, backend: b.Name}
+	a := &api{t: t, h: srv.Handler(), srv: srv, db: d, cfg: cfg, backend: b.Name}
 	a.contract = loadContract(t, a.h)
 	a.addUser(testUser, auth.RoleEditor, testPassword)
 	a.token = a.login(testUser, testPassword)

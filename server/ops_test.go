@@ -3,8 +3,10 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -159,4 +161,45 @@ func TestBodyLimit_Is413BeforeAnyHandlerReads(t *testing.T) {
 		big := `{"username":"` + strings.Repeat("x", 300) + `","password":"y"}`
 		wantError(t, a.do(http.MethodPost, "/jwt-api-token-auth/", big, "Authorization", ""), http.StatusRequestEntityTooLarge)
 	}, func(c *config.Config) { c.BodyLimit = 256 })
+}
+
+func TestHEAD_IsAnsweredAsGETWithoutABody(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		id := a.create(r, "HEAD-1", "Head", nil)
+		ts := httptest.NewServer(a.h)
+		defer ts.Close()
+		head := func(path, token string) *http.Response {
+			req, err := http.NewRequest(http.MethodHead, ts.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "JWT "+token)
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if body, _ := io.ReadAll(resp.Body); len(body) != 0 {
+				t.Errorf("HEAD %s sent a body: %q", path, body)
+			}
+			return resp
+		}
+		for _, p := range []string{"/healthz", "/readyz"} {
+			if resp := head(p, ""); resp.StatusCode != http.StatusOK {
+				t.Errorf("HEAD %s: %d", p, resp.StatusCode)
+			}
+		}
+		resp := head(r.item(id), a.token)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") != a.do(http.MethodGet, r.item(id), nil).Header.Get("ETag") {
+			t.Errorf("HEAD of a record: %d, ETag %q", resp.StatusCode, resp.Header.Get("ETag"))
+		}
+		if resp := head(r.coll(), ""); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("HEAD without a token: %d", resp.StatusCode)
+		}
+		if resp := head(r.item(id+1000), a.token); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("HEAD of a missing record: %d", resp.StatusCode)
+		}
+	})
 }

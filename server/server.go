@@ -124,8 +124,23 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	return srv, nil
 }
 
-// Handler returns the HTTP handler.
-func (s *Server) Handler() http.Handler { return s.engine }
+// Handler returns the HTTP handler. HEAD is answered as GET: gin routes
+// HEAD only where it is registered, and monitors and load balancers probe
+// with it. The body is dropped by net/http, whose connection still holds
+// the HEAD request; logs and metrics count such a request as a GET.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			r = r.WithContext(r.Context()) // a shallow copy, to change the method
+			r.Method = http.MethodGet
+		}
+		s.engine.ServeHTTP(w, r)
+	})
+}
+
+// Routes lists the routes the router serves, for checking that the
+// OpenAPI document describes each of them.
+func (s *Server) Routes() gin.RoutesInfo { return s.engine.Routes() }
 
 // Resources returns the descriptions of the resources served.
 func (s *Server) Resources() []config.Resource { return s.resources }
