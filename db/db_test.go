@@ -228,7 +228,14 @@ func TestSQLite_StoredCountAndSearchIndexFollowEveryWrite(t *testing.T) {
 
 func TestSQLite_BulkLoadRebuildsIndexAndCountAndRestoresTriggers(t *testing.T) {
 	d, _ := dbtest.Backends(t)[0].Open(t)
-	err := d.BulkLoad(context.Background(), func() error {
+	err := d.BulkLoad(context.Background(), cols.Table, func() error {
+		// Only the loaded table's index triggers are off; the others' stay,
+		// so their indexes need no rebuild.
+		for _, c := range ent.HierarchyTables() {
+			if got, want := searchTriggers(t, d, c.Table), map[bool]int{true: 0, false: 3}[c.Table == cols.Table]; got != want {
+				t.Errorf("during the load, %s has %d search triggers, want %d", c.Table, got, want)
+			}
+		}
 		for i := 0; i < 50; i++ {
 			if _, err := insert(d, fmt.Sprintf("bulk%02d", i), nil); err != nil {
 				return err
@@ -249,6 +256,35 @@ func TestSQLite_BulkLoadRebuildsIndexAndCountAndRestoresTriggers(t *testing.T) {
 	if stored, _ := sqliteCounts(t, d); stored != 51 || searchHits(t, d, "aft") != 1 {
 		t.Fatalf("after a later insert: stored %d", stored)
 	}
+}
+
+func TestSQLite_BulkLoadRefusesAnUnknownTable(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	ran := false
+	err := d.BulkLoad(context.Background(), "personnel_nothing", func() error { ran = true; return nil })
+	if err == nil || ran {
+		t.Fatalf("bulk load of an unknown table: ran %v, error %v", ran, err)
+	}
+}
+
+// searchTriggers counts the search index triggers on table.
+func searchTriggers(t *testing.T, d *db.DB, table string) int {
+	t.Helper()
+	rows, err := d.Read().QueryContext(context.Background(),
+		"SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? AND name LIKE ?",
+		table, db.SearchTable(table)+"%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var n int
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	if err := rows.Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestSQLite_MigrationRepairsDroppedTriggers(t *testing.T) {

@@ -145,14 +145,18 @@ func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.HierarchyColum
 	return nil
 }
 
-// BulkLoad runs load, which inserts many records, as fast as SQLite allows:
-// with a large page cache on the writer, and without the search index's
-// triggers, the index being rebuilt once at the end. An interrupted load
-// leaves the triggers missing, which the next migration notices and
-// repairs. On MySQL it just runs load.
-func (d *DB) BulkLoad(ctx context.Context, load func() error) error {
+// BulkLoad runs load, which inserts many records into table, as fast as
+// SQLite allows: with a large page cache on the writer, and without the
+// table's search index triggers, its index being rebuilt once at the end.
+// Other tables keep their triggers, so their indexes are not rebuilt. An
+// interrupted load leaves the triggers missing, which the next migration
+// notices and repairs. On MySQL it just runs load.
+func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) error {
 	if d.Dialect != dialect.SQLite {
 		return load()
+	}
+	if !slices.ContainsFunc(ent.HierarchyTables(), func(c ent.HierarchyColumns) bool { return c.Table == table }) {
+		return fmt.Errorf("bulk load: no resource table %q", table)
 	}
 	w := d.Write()
 	if _, err := w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
@@ -160,12 +164,10 @@ func (d *DB) BulkLoad(ctx context.Context, load func() error) error {
 	}
 	defer w.ExecContext(context.WithoutCancel(ctx), "PRAGMA cache_size = -2000")
 	err := d.InTx(ctx, func(tx *ent.Client) error {
-		for _, c := range ent.HierarchyTables() {
-			fts := SearchTable(c.Table)
-			for _, t := range []string{"_insert", "_delete", "_update"} {
-				if _, err := tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS `"+fts+t+"`"); err != nil {
-					return err
-				}
+		fts := SearchTable(table)
+		for _, t := range []string{"_insert", "_delete", "_update"} {
+			if _, err := tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS `"+fts+t+"`"); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -57,7 +57,7 @@ func seedCommand(args []string, stderr io.Writer) error {
 		l := loaders[name]
 		bar := newProgress(stderr, l.Resource().Path)
 		start := time.Now()
-		err := d.BulkLoad(ctx, func() error {
+		err := d.BulkLoad(ctx, l.Resource().Table, func() error {
 			return seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, Progress: bar.update})
 		})
 		bar.finish()
