@@ -14,6 +14,7 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,19 +217,14 @@ func normaliseScheme(c *gin.Context) {
 // since the login, and writes by viewers.
 func (s *Service) gate(c *gin.Context) {
 	claims := jwt.ExtractClaims(c)
-	id, ok1 := intClaim(claims[claimUserID])
-	origIat, ok2 := intClaim(claims[claimOrigIat])
-	if !ok1 || !ok2 {
-		abort(c, apierror.New(apierror.Unauthorized, msgInvalid))
-		return
-	}
-	st, err := s.users.get(c.Request.Context(), int(id))
+	id, origIat, err := loginClaims(claims)
 	if err != nil {
-		abort(c, storeError(err))
+		abort(c, err)
 		return
 	}
-	if !st.exists || !st.active || origIat < st.validAfter {
-		abort(c, apierror.New(apierror.Unauthorized, msgUserGone))
+	st, err := s.allowed(c.Request.Context(), id, origIat)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	if tok, ok := c.Get("JWT_TOKEN"); ok { // gin-jwt verified it just now
@@ -242,6 +238,31 @@ func (s *Service) gate(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// loginClaims returns the user id and original login time a verified
+// token carries; a token without them is invalid.
+func loginClaims(claims map[string]any) (id, origIat int64, err error) {
+	id, ok1 := intClaim(claims[claimUserID])
+	origIat, ok2 := intClaim(claims[claimOrigIat])
+	if !ok1 || !ok2 {
+		return 0, 0, apierror.New(apierror.Unauthorized, msgInvalid)
+	}
+	return id, origIat, nil
+}
+
+// allowed returns the state of the user a token names, or an error when
+// that user is gone, disabled, or changed password after the token's
+// login: the one rule both the API gate and refresh apply.
+func (s *Service) allowed(ctx context.Context, id, origIat int64) (userState, error) {
+	st, err := s.users.get(ctx, int(id))
+	if err != nil {
+		return userState{}, storeError(err)
+	}
+	if !st.exists || !st.active || origIat < st.validAfter {
+		return userState{}, apierror.New(apierror.Unauthorized, msgUserGone)
+	}
+	return st, nil
 }
 
 func isWrite(method string) bool {
@@ -348,10 +369,9 @@ func (s *Service) refresh(c *gin.Context) {
 		return
 	}
 	claims, _ := tok.Claims.(gojwt.MapClaims)
-	id, ok1 := intClaim(claims[claimUserID])
-	origIat, ok2 := intClaim(claims[claimOrigIat])
-	if !ok1 || !ok2 {
-		abort(c, apierror.New(apierror.Unauthorized, msgInvalid))
+	id, origIat, err := loginClaims(claims)
+	if err != nil {
+		abort(c, err)
 		return
 	}
 	now := s.clock()
@@ -359,13 +379,9 @@ func (s *Service) refresh(c *gin.Context) {
 		abort(c, apierror.New(apierror.Unauthorized, msgRefreshExpired))
 		return
 	}
-	st, err := s.users.get(c.Request.Context(), int(id))
+	st, err := s.allowed(c.Request.Context(), id, origIat)
 	if err != nil {
-		abort(c, storeError(err))
-		return
-	}
-	if !st.exists || !st.active || origIat < st.validAfter {
-		abort(c, apierror.New(apierror.Unauthorized, msgUserGone))
+		abort(c, err)
 		return
 	}
 	signed, err := gojwt.NewWithClaims(s.method, gojwt.MapClaims{
