@@ -40,6 +40,7 @@ type Config struct {
 	DBTimeout         time.Duration  // longest a request may wait on the database
 	PublicURL         *url.URL       // base of next/previous/Location links; nil: from the request
 	PageSizeMax       int            // page_size above this is clamped
+	StrictQuery       bool           // malformed page_size and ordering are 400s, not ignored
 	TreeNodeLimit     int            // most nodes in one tree answer
 	TrustedProxies    []netip.Prefix // peers whose X-Forwarded-* headers are believed
 	BodyLimit         int64          // largest request body in bytes
@@ -134,6 +135,15 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_PAGE_SIZE_MAX", "page_size_max", "1000", "Largest `page_size`; larger requests are clamped to it.",
 		func(c *Config, v string) error { return positiveInt(&c.PageSizeMax, v) }},
+	{"PERSONNEL_STRICT_QUERY", "strict_query", "false", "`true`: a `page_size` that is not a positive integer and unknown, malformed or repeated `ordering` terms are a 400 naming the parameter. `false`: they are ignored, as the Django REST Framework service existing clients were written against does.",
+		func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New(`must be "true" or "false"`)
+			}
+			c.StrictQuery = b
+			return nil
+		}},
 	{"PERSONNEL_TREE_NODE_LIMIT", "tree_node_limit", "10000", "Most nodes one `/tree/` answer may hold; larger trees get 400 asking for `root` or `depth`.",
 		func(c *Config, v string) error { return positiveInt(&c.TreeNodeLimit, v) }},
 	{"PERSONNEL_TRUSTED_PROXIES", "trusted_proxies", "", "Comma-separated IPs or CIDRs of reverse proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed. Empty: none.",

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -36,13 +39,82 @@ type Resource struct {
 	Table  string         `yaml:"table"` // database table
 	Fields ResourceFields `yaml:"fields"`
 	Limits ResourceLimits `yaml:"limits"`
+	Extra  []ExtraField   `yaml:"extra"` // typed fields beyond code, name and parent
 }
 
-// ResourceFields are the API names of a resource's three fields.
+// ResourceFields are the API names of a resource's code, name and parent
+// fields. A resource without a parent is flat: it has no hierarchy.
 type ResourceFields struct {
 	Code   string `yaml:"code"`
 	Name   string `yaml:"name"`
 	Parent string `yaml:"parent"`
+}
+
+// Hierarchical reports whether the resource's records have a parent.
+func (r Resource) Hierarchical() bool { return r.Fields.Parent != "" }
+
+// Types of extra fields.
+const (
+	TypeString  = "string"
+	TypeInteger = "integer"
+	TypeBoolean = "boolean"
+	TypeDate    = "date"
+	TypeChoice  = "choice"
+)
+
+// Filters an extra field may offer.
+const (
+	FilterExact     = "exact"
+	FilterIContains = "icontains"
+	FilterGTE       = "gte"
+	FilterLTE       = "lte"
+	FilterIsNull    = "isnull"
+)
+
+// Bounds of extra fields. String columns longer than MaxSortableLength
+// cannot be in an index together with their folded copy within InnoDB's
+// key limit, so only shorter strings may sort.
+const (
+	DefaultStringLength = 255
+	MaxStringLength     = 1000
+	MaxSortableLength   = 190
+	MaxChoiceLength     = 100
+)
+
+// ExtraField is a typed field a resource has beyond code, name and parent.
+// Its name is both its JSON key and its column.
+type ExtraField struct {
+	Name      string   `yaml:"name"`
+	Type      string   `yaml:"type"`                 // TypeString, TypeInteger, ...
+	MaxLength int      `yaml:"max_length,omitempty"` // strings: most characters
+	Min       *int64   `yaml:"min,omitempty"`        // integers: smallest value
+	Max       *int64   `yaml:"max,omitempty"`        // integers: largest value
+	Choices   []string `yaml:"choices,omitempty"`    // choices: the values allowed
+	Default   *string  `yaml:"default,omitempty"`    // the value a create without it gets, as written
+	Required  bool     `yaml:"required,omitempty"`   // a create must give it
+	Filters   []string `yaml:"filters,omitempty"`    // list filters, from the Filter* names
+	Ordering  bool     `yaml:"ordering,omitempty"`   // the list may be ordered by it
+}
+
+// Int64 returns a pointer to n, for the Min and Max of generated literals.
+func Int64(n int64) *int64 { return &n }
+
+// String returns a pointer to s, for the Default of generated literals.
+func String(s string) *string { return &s }
+
+// HasFilter reports whether the field offers filter f.
+func (e ExtraField) HasFilter(f string) bool { return slices.Contains(e.Filters, f) }
+
+// Folded reports whether the field keeps a case-folded copy: a string
+// that is searched or sorted, which both work on the folded value.
+func (e ExtraField) Folded() bool {
+	return e.Type == TypeString && (e.HasFilter(FilterIContains) || e.Ordering)
+}
+
+// Indexed reports whether the field's column gets an index: it is
+// filtered by value or sorted.
+func (e ExtraField) Indexed() bool {
+	return e.Type != TypeBoolean && (e.HasFilter(FilterExact) || e.HasFilter(FilterGTE) || e.HasFilter(FilterLTE) || e.Ordering)
 }
 
 // ResourceLimits are the longest code and name, in characters.
@@ -79,7 +151,9 @@ var (
 	reservedNames  = map[string]bool{"user": true, "login_failure": true, "hierarchy": true, "client": true, "tx": true}
 	reservedPaths  = map[string]bool{"openapi": true, "openapi.json": true}
 	reservedTables = map[string]bool{"personnel_user": true, "personnel_login_failure": true}
-	reservedParams = map[string]bool{"page": true, "page_size": true, "ordering": true, "root": true, "depth": true, "id": true}
+	reservedParams = map[string]bool{"page": true, "page_size": true, "ordering": true, "root": true, "depth": true, "id": true,
+		// Keys of the error body, which a field's messages must not overwrite.
+		"code": true, "msg": true, "errors": true, "detail": true, "non_field_errors": true}
 )
 
 // ParseResources parses and checks a resources list. source names the file
@@ -123,7 +197,7 @@ func ParseResources(data []byte, source string) ([]Resource, error) {
 	return doc.Resources, nil
 }
 
-// check fills in default limits and returns what is wrong with r alone.
+// check fills in defaults and returns what is wrong with r alone.
 func (r *Resource) check() []string {
 	var bad []string
 	need := func(key, v string, re *regexp.Regexp, what string) bool {
@@ -148,32 +222,32 @@ func (r *Resource) check() []string {
 	if need("table", r.Table, identRE, "a valid identifier (lower-case letters, digits, '_')") && reservedTables[r.Table] {
 		bad = append(bad, fmt.Sprintf("table: %q is reserved", r.Table))
 	}
-	fields := []struct{ key, v string }{
-		{"fields.code", r.Fields.Code}, {"fields.name", r.Fields.Name}, {"fields.parent", r.Fields.Parent},
-	}
-	fieldsOK := true
-	for _, f := range fields {
-		if !need(f.key, f.v, identRE, "a valid identifier (lower-case letters, digits, '_')") {
-			fieldsOK = false
-		} else if reservedParams[f.v] {
-			bad = append(bad, fmt.Sprintf("%s: %q is reserved for a list parameter", f.key, f.v))
-			fieldsOK = false
+	ident := func(key, v string) bool {
+		if !need(key, v, identRE, "a valid identifier (lower-case letters, digits, '_')") {
+			return false
 		}
-	}
-	if fieldsOK {
-		// Every column and query parameter derived from the field names
-		// must be distinct, or two of them would collide.
-		derived := map[string]string{}
-		for _, d := range []struct{ name, from string }{
-			{r.Fields.Code, "fields.code"}, {r.Fields.Code + "_fold", "fields.code"}, {r.Fields.Code + "_icontains", "fields.code"},
-			{r.Fields.Name, "fields.name"}, {r.Fields.Name + "_fold", "fields.name"}, {r.Fields.Name + "_icontains", "fields.name"},
-			{r.Fields.Parent, "fields.parent"}, {r.Fields.Parent + "_id", "fields.parent"}, {r.Fields.Parent + "_isnull", "fields.parent"},
-		} {
-			if other, dup := derived[d.name]; dup && other != d.from {
-				bad = append(bad, fmt.Sprintf("%s and %s both give the name %q", other, d.from, d.name))
-			}
-			derived[d.name] = d.from
+		if reservedParams[v] {
+			bad = append(bad, fmt.Sprintf("%s: %q is reserved", key, v))
+			return false
 		}
+		return true
+	}
+	namesOK := ident("fields.code", r.Fields.Code)
+	namesOK = ident("fields.name", r.Fields.Name) && namesOK
+	if r.Fields.Parent != "" {
+		namesOK = ident("fields.parent", r.Fields.Parent) && namesOK
+	}
+	for i := range r.Extra {
+		e := &r.Extra[i]
+		key := fmt.Sprintf("extra[%d]", i)
+		if e.Name != "" {
+			key = fmt.Sprintf("extra %q", e.Name)
+		}
+		namesOK = ident(key+": name", e.Name) && namesOK
+		bad = append(bad, e.check(key)...)
+	}
+	if namesOK {
+		bad = append(bad, r.collisions()...)
 	}
 	if r.Limits.Code == 0 {
 		r.Limits.Code = DefaultCodeLimit
@@ -188,4 +262,152 @@ func (r *Resource) check() []string {
 		bad = append(bad, fmt.Sprintf("limits.name: %d is outside 1..%d", r.Limits.Name, MaxNameLimit))
 	}
 	return bad
+}
+
+// collisions reports two fields that would give the same column or query
+// parameter: every name derived from a field (its folded column, its
+// filters in both spellings) must be distinct from every other.
+func (r *Resource) collisions() []string {
+	var bad []string
+	derived := map[string]string{}
+	add := func(name, from string) {
+		if other, dup := derived[name]; dup && other != from {
+			bad = append(bad, fmt.Sprintf("%s and %s both give the name %q", other, from, name))
+		}
+		derived[name] = from
+	}
+	lookups := func(base, from string, filters ...string) {
+		add(base, from)
+		for _, f := range filters {
+			if f != FilterExact {
+				add(base+"_"+f, from)
+			}
+			add(base+"__"+f, from)
+		}
+	}
+	add(r.Fields.Code+"_fold", "fields.code")
+	lookups(r.Fields.Code, "fields.code", FilterExact, FilterIContains)
+	add(r.Fields.Name+"_fold", "fields.name")
+	lookups(r.Fields.Name, "fields.name", FilterExact, FilterIContains)
+	if r.Fields.Parent != "" {
+		add(r.Fields.Parent+"_id", "fields.parent")
+		lookups(r.Fields.Parent, "fields.parent", FilterExact, FilterIsNull)
+	}
+	for _, e := range r.Extra {
+		from := fmt.Sprintf("extra %q", e.Name)
+		if e.Folded() {
+			add(e.Name+"_fold", from)
+		}
+		lookups(e.Name, from, e.Filters...)
+	}
+	return bad
+}
+
+// filtersOf are the filters each type of extra field may offer.
+var filtersOf = map[string][]string{
+	TypeString:  {FilterExact, FilterIContains, FilterIsNull},
+	TypeInteger: {FilterExact, FilterGTE, FilterLTE, FilterIsNull},
+	TypeDate:    {FilterExact, FilterGTE, FilterLTE, FilterIsNull},
+	TypeBoolean: {FilterExact, FilterIsNull},
+	TypeChoice:  {FilterExact, FilterIsNull},
+}
+
+// check fills in the default length of a string and returns what is wrong
+// with the extra field; key names it in messages.
+func (e *ExtraField) check(key string) []string {
+	var bad []string
+	say := func(format string, args ...any) { bad = append(bad, key+": "+fmt.Sprintf(format, args...)) }
+	allowed, ok := filtersOf[e.Type]
+	if !ok {
+		say("type %q is not one of string, integer, boolean, date, choice", e.Type)
+		return bad
+	}
+	if e.Type == TypeString && e.MaxLength == 0 {
+		e.MaxLength = DefaultStringLength
+	}
+	switch {
+	case e.Type != TypeString && e.MaxLength != 0:
+		say("max_length applies to strings only")
+	case e.MaxLength < 0 || e.MaxLength > MaxStringLength:
+		say("max_length: %d is outside 1..%d", e.MaxLength, MaxStringLength)
+	case e.Type == TypeString && e.Ordering && e.MaxLength > MaxSortableLength:
+		say("ordering: a string may sort only with a max_length of at most %d (an index key limit)", MaxSortableLength)
+	}
+	if e.Type != TypeInteger && (e.Min != nil || e.Max != nil) {
+		say("min and max apply to integers only")
+	}
+	if e.Min != nil && e.Max != nil && *e.Min > *e.Max {
+		say("min %d is above max %d", *e.Min, *e.Max)
+	}
+	if e.Type == TypeChoice {
+		if len(e.Choices) == 0 {
+			say("choices: a choice field needs at least one")
+		}
+		seen := map[string]bool{}
+		for _, c := range e.Choices {
+			switch {
+			case c == "" || strings.TrimSpace(c) != c:
+				say("choices: %q is blank or has surrounding spaces", c)
+			case len([]rune(c)) > MaxChoiceLength:
+				say("choices: %q is longer than %d characters", c, MaxChoiceLength)
+			case seen[c]:
+				say("choices: %q is listed twice", c)
+			}
+			seen[c] = true
+		}
+	} else if len(e.Choices) > 0 {
+		say("choices apply to choice fields only")
+	}
+	seen := map[string]bool{}
+	for _, f := range e.Filters {
+		switch {
+		case !slices.Contains(allowed, f):
+			say("filters: %q is not a filter of a %s (use %s)", f, e.Type, strings.Join(allowed, ", "))
+		case f == FilterIsNull && e.Required:
+			say("filters: isnull applies to optional fields only")
+		case seen[f]:
+			say("filters: %q is listed twice", f)
+		}
+		seen[f] = true
+	}
+	if e.Default != nil {
+		if msg := e.CheckValue(*e.Default); msg != "" {
+			say("default %q: %s", *e.Default, msg)
+		}
+	}
+	return bad
+}
+
+// CheckValue returns what is wrong with v, written as in the config file,
+// as a value of the field, or "".
+func (e ExtraField) CheckValue(v string) string {
+	switch e.Type {
+	case TypeString:
+		if n := len([]rune(v)); n > e.MaxLength {
+			return fmt.Sprintf("longer than %d characters", e.MaxLength)
+		}
+	case TypeInteger:
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil:
+			return "not an integer"
+		case e.Min != nil && n < *e.Min:
+			return fmt.Sprintf("below min %d", *e.Min)
+		case e.Max != nil && n > *e.Max:
+			return fmt.Sprintf("above max %d", *e.Max)
+		}
+	case TypeBoolean:
+		if v != "true" && v != "false" {
+			return `not "true" or "false"`
+		}
+	case TypeDate:
+		if _, err := time.Parse(time.DateOnly, v); err != nil {
+			return "not a date written YYYY-MM-DD"
+		}
+	case TypeChoice:
+		if !slices.Contains(e.Choices, v) {
+			return "not one of the choices"
+		}
+	}
+	return ""
 }

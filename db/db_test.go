@@ -14,9 +14,17 @@ import (
 	"personnel/ent"
 )
 
-var cols = ent.DepartmentHierarchy{}.Columns()
+// cols is the table of the first hierarchical resource compiled in.
+var cols = func() ent.ResourceTable {
+	for _, t := range ent.ResourceTables() {
+		if t.Parent != "" {
+			return t
+		}
+	}
+	panic("no hierarchical resource is compiled in")
+}()
 
-// insert writes a department row directly, bypassing the service.
+// insert writes a row of that resource directly, bypassing the service.
 func insert(d *db.DB, code string, parent any) (int64, error) {
 	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`, `%s`) VALUES (?, ?, ?, ?, ?)",
 		cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold, cols.Parent)
@@ -231,7 +239,7 @@ func TestSQLite_BulkLoadRebuildsIndexAndCountAndRestoresTriggers(t *testing.T) {
 	err := d.BulkLoad(context.Background(), cols.Table, func() error {
 		// Only the loaded table's index triggers are off; the others' stay,
 		// so their indexes need no rebuild.
-		for _, c := range ent.HierarchyTables() {
+		for _, c := range ent.ResourceTables() {
 			if got, want := searchTriggers(t, d, c.Table), map[bool]int{true: 0, false: 3}[c.Table == cols.Table]; got != want {
 				t.Errorf("during the load, %s has %d search triggers, want %d", c.Table, got, want)
 			}

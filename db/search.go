@@ -39,7 +39,7 @@ func (d *DB) ensureSearchIndexes(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+CountTable+"` (`table_name` TEXT NOT NULL PRIMARY KEY, `records` INTEGER NOT NULL)"); err != nil {
 			return err
 		}
-		for _, c := range ent.HierarchyTables() {
+		for _, c := range ent.ResourceTables() {
 			if err := ensureSearchIndex(ctx, tx, c); err != nil {
 				return fmt.Errorf("search index of %s: %w", c.Table, err)
 			}
@@ -54,7 +54,6 @@ func (d *DB) ensureSearchIndexes(ctx context.Context) error {
 // ensureCount keeps the record count of table by triggers, recounting
 // when the triggers are new or missing.
 func ensureCount(ctx context.Context, tx *ent.Client, table string) error {
-	q := func(ident string) string { return "`" + ident + "`" }
 	name := table + "_count"
 	triggers := []string{
 		"CREATE TRIGGER " + q(name+"_delete") + " AFTER DELETE ON " + q(table) +
@@ -80,6 +79,10 @@ func ensureCount(ctx context.Context, tx *ent.Client, table string) error {
 	return nil
 }
 
+// q quotes an identifier for SQLite, the only database these statements
+// are for.
+func q(ident string) string { return (&SQL{}).Ident(ident).String() }
+
 // schemaSQL returns the definitions of the named schema objects that
 // exist: tables first, then the rest, each group by name.
 func schemaSQL(ctx context.Context, tx *ent.Client, names ...string) ([]string, error) {
@@ -104,14 +107,20 @@ func schemaSQL(ctx context.Context, tx *ent.Client, names ...string) ([]string, 
 	return have, rows.Err()
 }
 
-func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.HierarchyColumns) error {
-	q := func(ident string) string { return "`" + ident + "`" }
+func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.ResourceTable) error {
 	fts, t := SearchTable(c.Table), c.Table
-	cols := q(c.CodeFold) + ", " + q(c.NameFold)
+	quoted := func(prefix string) string {
+		cols := make([]string, len(c.Search))
+		for i, col := range c.Search {
+			cols[i] = prefix + q(col)
+		}
+		return strings.Join(cols, ", ")
+	}
+	cols := quoted("")
 	create := "CREATE VIRTUAL TABLE " + q(fts) + " USING fts5(" + cols + ", content=" + q(t) +
 		", content_rowid=" + q(c.ID) + ", tokenize='trigram case_sensitive 1')"
-	newRow := "INSERT INTO " + q(fts) + "(rowid, " + cols + ") VALUES (new." + q(c.ID) + ", new." + q(c.CodeFold) + ", new." + q(c.NameFold) + ");"
-	oldRow := "INSERT INTO " + q(fts) + "(" + q(fts) + ", rowid, " + cols + ") VALUES ('delete', old." + q(c.ID) + ", old." + q(c.CodeFold) + ", old." + q(c.NameFold) + ");"
+	newRow := "INSERT INTO " + q(fts) + "(rowid, " + cols + ") VALUES (new." + q(c.ID) + ", " + quoted("new.") + ");"
+	oldRow := "INSERT INTO " + q(fts) + "(" + q(fts) + ", rowid, " + cols + ") VALUES ('delete', old." + q(c.ID) + ", " + quoted("old.") + ");"
 	triggers := []string{
 		"CREATE TRIGGER " + q(fts+"_insert") + " AFTER INSERT ON " + q(t) + " BEGIN " + newRow + " END",
 		"CREATE TRIGGER " + q(fts+"_delete") + " AFTER DELETE ON " + q(t) + " BEGIN " + oldRow + " END",
@@ -155,7 +164,7 @@ func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) erro
 	if d.Dialect != dialect.SQLite {
 		return load()
 	}
-	if !slices.ContainsFunc(ent.HierarchyTables(), func(c ent.HierarchyColumns) bool { return c.Table == table }) {
+	if !slices.ContainsFunc(ent.ResourceTables(), func(c ent.ResourceTable) bool { return c.Table == table }) {
 		return fmt.Errorf("bulk load: no resource table %q", table)
 	}
 	w := d.Write()

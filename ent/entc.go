@@ -14,12 +14,10 @@ import (
 func main() {
 	err := entc.Generate("./schema", &gen.Config{
 		Features: []gen.Feature{
-			gen.FeatureLock,      // SELECT ... FOR UPDATE for hierarchy changes on MySQL
-			gen.FeatureModifier,  // custom SELECTs (keyed pages, recursive queries)
-			gen.FeatureExecQuery, // raw statements on a client or transaction
+			gen.FeatureExecQuery, // raw statements on a client or transaction (the resource store's SQL)
 		},
 		Templates: []*gen.Template{
-			gen.MustParse(gen.NewTemplate("hierarchy").ParseFiles("template/hierarchy.tmpl")),
+			gen.MustParse(gen.NewTemplate("resource").ParseFiles("template/resource.tmpl")),
 		},
 	})
 	if err != nil {

@@ -18,9 +18,8 @@ import (
 // LoginFailureUpdate is the builder for updating LoginFailure entities.
 type LoginFailureUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *LoginFailureMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *LoginFailureMutation
 }
 
 // Where appends a list predicates to the LoginFailureUpdate builder.
@@ -99,12 +98,6 @@ func (_u *LoginFailureUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *LoginFailureUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *LoginFailureUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *LoginFailureUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -123,7 +116,6 @@ func (_u *LoginFailureUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if value, ok := _u.mutation.At(); ok {
 		_spec.SetField(loginfailure.FieldAt, field.TypeTime, value)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{loginfailure.Label}
@@ -139,10 +131,9 @@ func (_u *LoginFailureUpdate) sqlSave(ctx context.Context) (_node int, err error
 // LoginFailureUpdateOne is the builder for updating a single LoginFailure entity.
 type LoginFailureUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *LoginFailureMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *LoginFailureMutation
 }
 
 // SetSubject sets the "subject" field.
@@ -228,12 +219,6 @@ func (_u *LoginFailureUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *LoginFailureUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *LoginFailureUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *LoginFailureUpdateOne) sqlSave(ctx context.Context) (_node *LoginFailure, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -269,7 +254,6 @@ func (_u *LoginFailureUpdateOne) sqlSave(ctx context.Context) (_node *LoginFailu
 	if value, ok := _u.mutation.At(); ok {
 		_spec.SetField(loginfailure.FieldAt, field.TypeTime, value)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &LoginFailure{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -5,32 +5,36 @@ import (
 	"net/http"
 	"testing"
 
-	"personnel/config"
 	"personnel/openapi"
 	"personnel/resource"
 )
 
-func TestBuild_HeadersBelongToTheirOperation(t *testing.T) {
-	rs, _ := config.Resources()
-	r := rs[0]
-	in := openapi.Input{APIRoot: "/api", Routes: []resource.Route{
-		{Method: http.MethodPost, Path: "/x/", Op: resource.OpCreate, Resource: r},
-		{Method: http.MethodGet, Path: "/x/{id}/", Op: resource.OpRead, Resource: r},
-	}}
+// document builds the document of ops and decodes what the tests look at.
+func document(t *testing.T, in openapi.Input) (doc struct {
+	Servers []struct{ URL string }
+	Paths   map[string]map[string]struct {
+		Responses map[string]struct {
+			Headers map[string]any
+			Content map[string]struct{ Schema map[string]any }
+		}
+	}
+}) {
+	t.Helper()
 	data, err := openapi.Build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Paths map[string]map[string]struct {
-			Responses map[string]struct {
-				Headers map[string]any
-			}
-		}
-	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc
+}
+
+func TestBuild_HeadersBelongToTheirOperation(t *testing.T) {
+	doc := document(t, openapi.Input{APIRoot: "/api", Operations: []resource.Operation{
+		{ID: "createX", Method: http.MethodPost, Path: "/x/", Status: 201, Response: "X", Headers: []string{"ETag", "Location"}},
+		{ID: "readX", Method: http.MethodGet, Path: "/x/{id}/", Status: 200, Response: "X", Headers: []string{"ETag"}},
+	}})
 	if h := doc.Paths["/api/x/"]["post"].Responses["201"].Headers; h["Location"] == nil || h["ETag"] == nil {
 		t.Errorf("create lacks Location or ETag: %v", h)
 	}
@@ -39,10 +43,26 @@ func TestBuild_HeadersBelongToTheirOperation(t *testing.T) {
 	}
 }
 
-func TestBuild_AnUndocumentedOperationIsAnError(t *testing.T) {
-	rs, _ := config.Resources()
-	_, err := openapi.Build(openapi.Input{Routes: []resource.Route{{Method: "GET", Path: "/x/", Op: "frobnicate", Resource: rs[0]}}})
-	if err == nil {
-		t.Fatal("an operation without documentation was accepted")
+func TestBuild_ErrorStatusesAreTypedWithTheErrorSchema(t *testing.T) {
+	doc := document(t, openapi.Input{APIRoot: "/api", Operations: []resource.Operation{
+		{ID: "deleteX", Method: http.MethodDelete, Path: "/x/{id}/", Status: 204, Errors: "401, 404, 409 still a parent"},
+	}})
+	responses := doc.Paths["/api/x/{id}/"]["delete"].Responses
+	for _, status := range []string{"401", "404", "409"} {
+		if ref := responses[status].Content["application/json"].Schema["$ref"]; ref != "#/components/schemas/Error" {
+			t.Errorf("%s is typed %v, want the Error schema", status, ref)
+		}
+	}
+	if _, ok := responses["400"]; ok {
+		t.Error("a status the operation does not answer is documented")
+	}
+}
+
+func TestBuild_ThePublicURLIsTheServer(t *testing.T) {
+	if doc := document(t, openapi.Input{PublicURL: "https://hr.example.com/prefix"}); len(doc.Servers) != 1 || doc.Servers[0].URL != "https://hr.example.com/prefix" {
+		t.Errorf("servers %+v", doc.Servers)
+	}
+	if doc := document(t, openapi.Input{}); doc.Servers != nil {
+		t.Errorf("servers %+v without a public URL", doc.Servers)
 	}
 }

@@ -4,28 +4,42 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"personnel/apierror"
 	"personnel/jsonbody"
 )
 
-// Input is a validated request body. Nil fields were not given.
+// Mode is what a body is for, which decides the fields it must give.
+type Mode uint8
+
+// The modes of a body.
+const (
+	ModeCreate  Mode = iota // POST: every required field
+	ModeReplace             // PUT: the replaced fields (code and name); others are kept when omitted
+	ModePatch               // PATCH: nothing
+)
+
+// Input is a validated request body: a value for each field given.
 type Input struct {
-	Code, Name *string // trimmed, not blank, within the limits
-	ParentSet  bool    // the parent field was given
-	Parent     *int    // nil with ParentSet: clear the parent
+	Given  []bool  // by field index
+	Values []Value // by field index; meaningful where Given
 }
 
 // Messages of Django REST Framework, which clients of the original API know.
 const (
-	msgRequired  = "This field is required."
-	msgNull      = "This field may not be null."
-	msgBlank     = "This field may not be blank."
-	msgNotString = "Not a valid string."
-	msgNulChar   = "Null characters are not allowed."
+	msgRequired   = "This field is required."
+	msgNull       = "This field may not be null."
+	msgBlank      = "This field may not be blank."
+	msgNotString  = "Not a valid string."
+	msgNulChar    = "Null characters are not allowed."
+	msgInteger    = "A valid integer is required."
+	msgBoolean    = "Must be a valid boolean."
+	msgDateFormat = "Date has wrong format. Use one of these formats instead: YYYY-MM-DD."
 )
 
 func msgTooLong(limit int) string {
@@ -36,29 +50,27 @@ func msgNoSuchParent(pk string) string {
 	return fmt.Sprintf("Invalid pk %q - object does not exist.", pk)
 }
 
-// DecodeInput validates the members of a JSON object body. full is true for
-// create and update, where code and name are required; a partial update
-// requires nothing. Members the resource does not have (id among them) are
-// ignored. Every invalid field is reported, in one 400.
-func (r *Resource[T]) DecodeInput(m map[string]json.RawMessage, full bool) (Input, error) {
-	var in Input
+// DecodeInput validates the members of a JSON object body for mode.
+// Members the resource does not have (id among them) are ignored. Every
+// invalid field is reported, in one 400.
+func (r *Resource) DecodeInput(m map[string]json.RawMessage, mode Mode) (Input, error) {
+	in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]Value, len(r.fields.List))}
 	var errs []apierror.FieldError
-	text := func(field string, limit int) *string {
-		s, msg := decodeText(m, field, limit, full)
-		if msg != "" {
-			errs = append(errs, apierror.FieldError{Field: field, Msg: msg})
+	for i := range r.fields.List {
+		f := &r.fields.List[i]
+		raw, ok := m[f.Key]
+		if !ok {
+			if mode == ModeCreate && f.Required || mode == ModeReplace && f.Replaced {
+				errs = append(errs, apierror.FieldError{Field: f.Key, Msg: msgRequired})
+			}
+			continue
 		}
-		return s
-	}
-	in.Code = text(r.names.code, r.desc.Limits.Code)
-	in.Name = text(r.names.name, r.desc.Limits.Name)
-	if raw, ok := m[r.names.parent]; ok {
-		in.ParentSet = true
-		p, msg := decodeParent(raw)
+		v, msg := decodeValue(f, raw)
 		if msg != "" {
-			errs = append(errs, apierror.FieldError{Field: r.names.parent, Msg: msg})
+			errs = append(errs, apierror.FieldError{Field: f.Key, Msg: msg})
+			continue
 		}
-		in.Parent = p
+		in.Given[i], in.Values[i] = true, v
 	}
 	if len(errs) > 0 {
 		return Input{}, apierror.Fields(errs...)
@@ -66,61 +78,154 @@ func (r *Resource[T]) DecodeInput(m map[string]json.RawMessage, full bool) (Inpu
 	return in, nil
 }
 
-// decodeText validates a code or name: a JSON string, trimmed of white
-// space, not blank, without NUL, at most limit characters.
-func decodeText(m map[string]json.RawMessage, field string, limit int, required bool) (*string, string) {
-	raw, ok := m[field]
-	switch {
-	case !ok && required:
-		return nil, msgRequired
-	case !ok:
-		return nil, ""
-	case string(raw) == "null":
-		return nil, msgNull
-	case len(raw) == 0 || raw[0] != '"':
-		return nil, msgNotString
+// decodeValue validates one member against its field.
+func decodeValue(f *Field, raw json.RawMessage) (Value, string) {
+	if string(raw) == "null" {
+		if !f.Nullable {
+			return Value{}, msgNull
+		}
+		return Value{}, ""
+	}
+	switch f.Kind {
+	case KindText:
+		return decodeText(f, raw)
+	case KindChoice:
+		s, isString := jsonString(raw)
+		if !isString || !slices.Contains(f.Choices, s) {
+			shown := s
+			if !isString {
+				shown = string(raw)
+			}
+			return Value{}, fmt.Sprintf("%q is not a valid choice.", shown)
+		}
+		return Value{Str: s, Valid: true}, ""
+	case KindInteger:
+		return decodeInteger(f, raw)
+	case KindBoolean:
+		b, ok := boolValue(raw)
+		if !ok {
+			return Value{}, msgBoolean
+		}
+		return b, ""
+	case KindDate:
+		s, isString := jsonString(raw)
+		if !isString {
+			return Value{}, msgDateFormat
+		}
+		d, ok := parseDate(s)
+		if !ok {
+			return Value{}, msgDateFormat
+		}
+		return d, ""
+	case KindParent:
+		return decodeParent(raw)
+	}
+	return Value{}, "Unsupported field."
+}
+
+// jsonString decodes raw when it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, msgNotString
+		return "", false
+	}
+	return s, true
+}
+
+// decodeText validates text: a JSON string, trimmed of white space, not
+// blank unless the field is optional, without NUL, within the limit.
+func decodeText(f *Field, raw json.RawMessage) (Value, string) {
+	s, ok := jsonString(raw)
+	if !ok {
+		return Value{}, msgNotString
 	}
 	s = strings.TrimSpace(s)
 	switch {
-	case s == "":
-		return nil, msgBlank
+	case s == "" && !f.Nullable:
+		return Value{}, msgBlank
 	case strings.IndexByte(s, 0) >= 0:
-		return nil, msgNulChar
-	case utf8.RuneCountInString(s) > limit:
-		return nil, msgTooLong(limit)
+		return Value{}, msgNulChar
+	case utf8.RuneCountInString(s) > f.MaxLen:
+		return Value{}, msgTooLong(f.MaxLen)
 	}
-	return &s, ""
+	return Value{Str: s, Valid: true}, ""
 }
 
-// decodeParent validates a parent: null, a JSON integer, or a string of
-// ASCII digits. Anything else (3.0, "+3", " 3 ", "", true, an object) is the
+// decodeInteger accepts what Django REST Framework's IntegerField does: a
+// JSON integer, a number with a zero fraction, or a string of them.
+func decodeInteger(f *Field, raw json.RawMessage) (Value, string) {
+	text := string(raw)
+	if s, ok := jsonString(raw); ok {
+		text = strings.TrimSpace(s)
+	} else if raw[0] == 't' || raw[0] == 'f' || raw[0] == '{' || raw[0] == '[' {
+		return Value{}, msgInteger
+	}
+	if i := strings.IndexByte(text, '.'); i >= 0 && strings.Trim(text[i+1:], "0") == "" {
+		text = text[:i]
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return Value{}, msgInteger
+	}
+	switch {
+	case f.Min != nil && n < *f.Min:
+		return Value{}, fmt.Sprintf("Ensure this value is greater than or equal to %d.", *f.Min)
+	case f.Max != nil && n > *f.Max:
+		return Value{}, fmt.Sprintf("Ensure this value is less than or equal to %d.", *f.Max)
+	}
+	return Value{Int: n, Valid: true}, ""
+}
+
+// boolValue accepts what Django REST Framework's BooleanField does.
+func boolValue(raw json.RawMessage) (Value, bool) {
+	text := string(raw)
+	if s, ok := jsonString(raw); ok {
+		text = s
+	}
+	switch text {
+	case "true", "True", "TRUE", "1", "yes", "Yes", "YES", "on", "On", "ON", "t", "T", "y", "Y":
+		return Value{Int: 1, Valid: true}, true
+	case "false", "False", "FALSE", "0", "no", "No", "NO", "off", "Off", "OFF", "f", "F", "n", "N":
+		return Value{Valid: true}, true
+	}
+	return Value{}, false
+}
+
+// parseDate parses YYYY-MM-DD, a real calendar date.
+func parseDate(s string) (Value, bool) {
+	if len(s) != len(time.DateOnly) {
+		return Value{}, false
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		return Value{}, false
+	}
+	return Value{Str: s, Valid: true}, true
+}
+
+// decodeParent validates a parent: a JSON integer, or a string of ASCII
+// digits. Anything else (3.0, "+3", " 3 ", "", true, an object) is the
 // wrong type. An integer no record can have (0, negative, too large) is
 // reported as missing without asking the database.
-func decodeParent(raw json.RawMessage) (*int, string) {
+func decodeParent(raw json.RawMessage) (Value, string) {
 	s := string(raw)
-	if s == "null" {
-		return nil, ""
-	}
 	wrongType := "Incorrect type. Expected pk value, received " + jsonbody.TypeName(raw) + "."
 	digits := s
 	switch {
 	case strings.HasPrefix(s, `"`):
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil || str == "" || strings.Trim(str, "0123456789") != "" {
-			return nil, wrongType
+		str, ok := jsonString(raw)
+		if !ok || str == "" || strings.Trim(str, "0123456789") != "" {
+			return Value{}, wrongType
 		}
 		digits = str
 	case jsonbody.TypeName(raw) != "int":
-		return nil, wrongType
+		return Value{}, wrongType
 	}
 	id, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || id < 1 || id > math.MaxInt {
-		return nil, msgNoSuchParent(digits)
+		return Value{}, msgNoSuchParent(digits)
 	}
-	n := int(id)
-	return &n, ""
+	return Value{Int: id, Valid: true}, ""
 }

@@ -3,21 +3,11 @@ package resource
 import (
 	"context"
 
-	"personnel/casefold"
 	"personnel/config"
 	"personnel/ent"
 )
 
-// NewRecord is a record to load in bulk.
-type NewRecord struct {
-	Code, Name string
-	ParentID   *int
-}
-
-// Loader loads records in bulk, for the seed command and benchmarks. It
-// skips the API's per-record checks (the caller vouches for the data), but
-// not the database's: the unique code and the foreign key still hold, and
-// the folded copies are made as on every write.
+// Loader loads records in bulk, for the seed command and benchmarks.
 type Loader interface {
 	Resource() config.Resource
 	// Load inserts records in one transaction and returns their ids.
@@ -26,38 +16,65 @@ type Loader interface {
 	Count(ctx context.Context) (int, error)
 }
 
-// Resource returns the description r serves.
-func (r *Resource[T]) Resource() config.Resource { return r.desc }
+// NewRecord is a record to load in bulk: a code, a name and (for a
+// hierarchy) a parent; its other fields get their defaults.
+type NewRecord struct {
+	Code, Name string
+	ParentID   *int
+}
 
-// Load implements Loader.
-func (r *Resource[T]) Load(ctx context.Context, records []NewRecord) ([]int, error) {
-	vs := make([]ent.HierarchyValues, len(records))
-	for i, rec := range records {
-		vs[i] = ent.HierarchyValues{
-			Code: rec.Code, CodeFold: casefold.Fold(rec.Code),
-			Name: rec.Name, NameFold: casefold.Fold(rec.Name),
-			ParentID: rec.ParentID,
-		}
-	}
+// loadBatch keeps each statement well within SQLite's and MySQL's limits
+// on parameters and packet size.
+const loadBatch = 500
+
+// Load inserts records in one transaction and returns their ids, for the
+// seed command and benchmarks. It skips the API's per-record checks (the
+// caller vouches for the data), but not the database's: the unique code
+// and the foreign key still hold, and the folded copies are made as on
+// every write.
+func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error) {
 	var ids []int
-	// Batches keep each statement well within SQLite's and MySQL's limits
-	// on parameters and packet size.
-	const batch = 1000
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
 		ids = ids[:0]
-		for start := 0; start < len(vs); start += batch {
-			got, err := r.a.CreateMany(ctx, tx, vs[start:min(start+batch, len(vs))])
+		for start := 0; start < len(records); start += loadBatch {
+			batch := records[start:min(start+loadBatch, len(records))]
+			var args []any
+			for _, rec := range batch {
+				vs := make([]Value, len(r.fields.List))
+				for i, f := range r.fields.List {
+					vs[i] = f.Default
+				}
+				vs[r.fields.Code] = Value{Str: rec.Code, Valid: true}
+				vs[r.fields.Name] = Value{Str: rec.Name, Valid: true}
+				if p := r.fields.Parent; p >= 0 && rec.ParentID != nil {
+					vs[p] = Value{Int: int64(*rec.ParentID), Valid: true}
+				}
+				args = append(args, r.values(vs)...)
+			}
+			res, err := tx.ExecContext(ctx, r.insert(len(batch)), args...)
 			if err != nil {
 				return err
 			}
-			ids = append(ids, got...)
+			last, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			// One multi-row insert takes consecutive ids: MySQL reports
+			// the first, SQLite the last.
+			first := int(last)
+			if !r.db.MySQL() {
+				first = int(last) - len(batch) + 1
+			}
+			for i := range batch {
+				ids = append(ids, first+i)
+			}
 		}
 		return nil
 	})
 	return ids, err
 }
 
-// Count implements Loader.
-func (r *Resource[T]) Count(ctx context.Context) (int, error) {
+// Count returns how many records there are.
+func (r *Resource) Count(ctx context.Context) (int, error) {
 	return r.table(Query{}, nil).count(ctx)
 }

@@ -4,34 +4,25 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 
 	"personnel/apierror"
+	"personnel/casefold"
 )
 
-// Field identifies a sortable field of a resource.
-type Field uint8
-
-// The sortable fields.
-const (
-	FieldID Field = iota
-	FieldCode
-	FieldName
-)
-
-// OrderBy is one ordering term.
-type OrderBy struct {
-	Field Field
-	Desc  bool
+// Filter is one parsed list filter.
+type Filter struct {
+	Field int   // index in the field table
+	Op    Op    //
+	Value Value // the operand; for OpIsNull, Int 1 means "is null"
 }
 
-// Filters select records; nil means "not filtered". Filters combine with AND.
-type Filters struct {
-	Code, Name                 *string // exact, case-sensitive
-	CodeContains, NameContains *string // case-insensitive substring
-	Parent                     *int    // records whose parent is this id
-	ParentIsNull               *bool   // true: roots only; false: non-roots only
+// OrderBy is one ordering term: a field, or the id when Field is -1.
+type OrderBy struct {
+	Field int
+	Desc  bool
 }
 
 // Query is a parsed list request.
@@ -39,8 +30,34 @@ type Query struct {
 	Page     int  // from 1; ignored when Last
 	Last     bool // page=last
 	PageSize int
-	Filters  Filters
+	Filters  []Filter  // combined with AND, in field-table order
 	Order    []OrderBy // empty: by id
+}
+
+// param is a filter parameter as the list reads it.
+type param struct {
+	name  string
+	field int
+	op    Op
+}
+
+// newParams lists every filter parameter of a resource: for each field and
+// filter, our spelling (dept_name_icontains) and Django's
+// (dept_name__icontains); an exact filter is the bare key, or key__exact.
+func newParams(fs Fields) []param {
+	var ps []param
+	suffix := map[Op]string{OpExact: "exact", OpIContains: "icontains", OpGTE: "gte", OpLTE: "lte", OpIsNull: "isnull"}
+	for i, f := range fs.List {
+		for _, op := range f.Filters {
+			if op == OpExact {
+				ps = append(ps, param{f.Key, i, op})
+			} else {
+				ps = append(ps, param{f.Key + "_" + suffix[op], i, op})
+			}
+			ps = append(ps, param{f.Key + "__" + suffix[op], i, op})
+		}
+	}
+	return ps
 }
 
 // errInvalidPage is the 404 of a page that is not a page.
@@ -48,60 +65,55 @@ func errInvalidPage() error { return apierror.New(apierror.NotFound, "Invalid pa
 
 // ParseQuery parses list parameters. Unknown parameters are ignored, and a
 // filter with an empty value is no filter. When a parameter is given more
-// than once the last value counts, as in Django. Malformed page_size,
-// ordering and filter values are all reported at once, as one 400 naming
-// each parameter; a page that is not a positive integer or "last" is a 404.
-func (r *Resource[T]) ParseQuery(values url.Values) (Query, error) {
-	n := r.names
+// than once the last value counts, as in Django. Malformed filter values
+// are all reported at once, as one 400 naming each parameter. Unknown,
+// malformed and repeated ordering terms are dropped and a page_size that
+// is not a positive integer means the default, as Django REST Framework
+// does, unless the resource is strict, where each is a 400 as well. A page
+// that is not a positive integer or "last" is a 404.
+func (r *Resource) ParseQuery(values url.Values) (Query, error) {
 	q := Query{Page: 1, PageSize: DefaultPageSize}
 	var errs []apierror.FieldError
 	bad := func(param, msg string) { errs = append(errs, apierror.FieldError{Field: param, Msg: msg}) }
 
 	if v, ok := last(values, "page_size"); ok {
 		size, valid := positiveInt(v)
-		if !valid {
+		switch {
+		case valid:
+			q.PageSize = min(size, r.opts.PageSizeMax)
+		case r.opts.StrictQuery:
 			bad("page_size", "Enter a positive integer.")
 		}
-		q.PageSize = min(size, r.opts.PageSizeMax)
 	}
 	if v, ok := last(values, "ordering"); ok && v != "" {
-		order, err := r.parseOrdering(v)
-		if err != "" {
-			bad("ordering", err)
+		order, msg := r.parseOrdering(v)
+		if msg != "" {
+			bad("ordering", msg)
 		}
 		q.Order = order
 	}
-	text := func(param string, dst **string) {
-		if v, ok := last(values, param); ok && v != "" {
-			*dst = &v
+	for _, p := range r.params {
+		v, ok := last(values, p.name)
+		if !ok || v == "" {
+			continue
 		}
-	}
-	text(n.code, &q.Filters.Code)
-	text(n.name, &q.Filters.Name)
-	text(n.codeContains, &q.Filters.CodeContains)
-	text(n.nameContains, &q.Filters.NameContains)
-	if v, ok := last(values, n.parent); ok && v != "" {
-		id, valid := wholeNumber(v)
-		if !valid {
-			bad(n.parent, "Enter a whole number.")
+		if strings.IndexByte(v, 0) >= 0 {
+			bad(p.name, msgNulChar)
+			continue
 		}
-		q.Filters.Parent = &id
-	}
-	if v, ok := last(values, n.parentIsNull); ok && v != "" {
-		switch strings.ToLower(v) {
-		case "true", "1":
-			t := true
-			q.Filters.ParentIsNull = &t
-		case "false", "0":
-			f := false
-			q.Filters.ParentIsNull = &f
-		default:
-			bad(n.parentIsNull, `Enter "true" or "false".`)
+		val, msg := parseFilterValue(&r.fields.List[p.field], p.op, v)
+		if msg != "" {
+			bad(p.name, msg)
+			continue
 		}
+		q.Filters = append(q.Filters, Filter{Field: p.field, Op: p.op, Value: val})
 	}
 	if len(errs) > 0 {
 		return Query{}, apierror.Fields(errs...)
 	}
+	// Both spellings of one filter given: the comparison runs once.
+	sort.SliceStable(q.Filters, func(i, j int) bool { return q.Filters[i].Field < q.Filters[j].Field })
+	q.Filters = dedupFilters(q.Filters)
 	if v, ok := last(values, "page"); ok {
 		if v == "last" {
 			q.Last = true
@@ -114,10 +126,75 @@ func (r *Resource[T]) ParseQuery(values url.Values) (Query, error) {
 	return q, nil
 }
 
-// parseOrdering parses a comma-separated ordering. Terms after id or the
-// code (both unique) cannot change the order and are dropped.
-func (r *Resource[T]) parseOrdering(v string) ([]OrderBy, string) {
+func dedupFilters(fs []Filter) []Filter {
+	out := fs[:0]
+	for i, f := range fs {
+		dup := false
+		for _, g := range fs[:i] {
+			if g.Field == f.Field && g.Op == f.Op {
+				dup = true
+			}
+		}
+		if !dup {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseFilterValue parses the operand of a filter on f.
+func parseFilterValue(f *Field, op Op, v string) (Value, string) {
+	if op == OpIsNull {
+		switch strings.ToLower(v) {
+		case "true", "1":
+			return Value{Int: 1, Valid: true}, ""
+		case "false", "0":
+			return Value{Valid: true}, ""
+		}
+		return Value{}, `Enter "true" or "false".`
+	}
+	if op == OpIContains {
+		return Value{Str: casefold.Fold(v), Valid: true}, ""
+	}
+	switch f.Kind {
+	case KindParent:
+		id, valid := wholeNumber(v)
+		if !valid {
+			return Value{}, "Enter a whole number."
+		}
+		return Value{Int: int64(id), Valid: true}, ""
+	case KindInteger:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return Value{}, "Enter a whole number."
+		}
+		return Value{Int: n, Valid: true}, ""
+	case KindBoolean:
+		switch v {
+		case "true", "True", "1":
+			return Value{Int: 1, Valid: true}, ""
+		case "false", "False", "0":
+			return Value{Valid: true}, ""
+		}
+		return Value{}, `Enter "true" or "false".`
+	case KindDate:
+		d, ok := parseDate(v)
+		if !ok {
+			return Value{}, "Enter a valid date (YYYY-MM-DD)."
+		}
+		return d, ""
+	}
+	return Value{Str: v, Valid: true}, ""
+}
+
+// parseOrdering parses a comma-separated ordering. Blank terms are
+// skipped; terms after the id or a unique field cannot change the order
+// and are dropped, and so are repeated ones. Leniently, unknown and
+// malformed terms are dropped too; strictly they are an error.
+func (r *Resource) parseOrdering(v string) ([]OrderBy, string) {
 	var order []OrderBy
+	seen := map[int]bool{}
+	done := false
 	for _, term := range strings.Split(v, ",") {
 		term = strings.TrimSpace(term)
 		if term == "" {
@@ -128,28 +205,26 @@ func (r *Resource[T]) parseOrdering(v string) ([]OrderBy, string) {
 		if strings.HasPrefix(term, "-") {
 			o.Desc, name = true, term[1:]
 		}
-		switch name {
-		case "id":
-			o.Field = FieldID
-		case r.names.code:
-			o.Field = FieldCode
-		case r.names.name:
-			o.Field = FieldName
-		default:
-			return nil, fmt.Sprintf("Unknown field %q; use id, %s or %s, each optionally prefixed with '-'.", term, r.names.code, r.names.name)
+		field, known := r.sortable[name]
+		if !known {
+			if r.opts.StrictQuery {
+				return nil, fmt.Sprintf("Unknown field %q; use %s, each optionally prefixed with '-'.", term, r.sortNames)
+			}
+			continue
 		}
+		if done || seen[field] {
+			continue
+		}
+		seen[field] = true
+		o.Field = field
 		order = append(order, o)
-	}
-	for i, o := range order {
-		if o.Field != FieldName {
-			return order[:i+1], ""
-		}
+		done = field < 0 || r.fields.List[field].Unique
 	}
 	return order, ""
 }
 
 // Encode returns the parameters that ParseQuery turns back into q.
-func (r *Resource[T]) Encode(q Query) url.Values {
+func (r *Resource) Encode(q Query) url.Values {
 	v := url.Values{}
 	if q.Last {
 		v.Set("page", "last")
@@ -162,7 +237,10 @@ func (r *Resource[T]) Encode(q Query) url.Values {
 	if len(q.Order) > 0 {
 		terms := make([]string, len(q.Order))
 		for i, o := range q.Order {
-			name := map[Field]string{FieldID: "id", FieldCode: r.names.code, FieldName: r.names.name}[o.Field]
+			name := "id"
+			if o.Field >= 0 {
+				name = r.fields.List[o.Field].Key
+			}
 			if o.Desc {
 				name = "-" + name
 			}
@@ -170,22 +248,29 @@ func (r *Resource[T]) Encode(q Query) url.Values {
 		}
 		v.Set("ordering", strings.Join(terms, ","))
 	}
-	f := q.Filters
-	for _, s := range []struct {
-		param string
-		val   *string
-	}{{r.names.code, f.Code}, {r.names.name, f.Name}, {r.names.codeContains, f.CodeContains}, {r.names.nameContains, f.NameContains}} {
-		if s.val != nil {
-			v.Set(s.param, *s.val)
+	for _, f := range q.Filters {
+		for _, p := range r.params {
+			if p.field == f.Field && p.op == f.Op {
+				v.Set(p.name, r.encodeValue(f))
+				break
+			}
 		}
 	}
-	if f.Parent != nil {
-		v.Set(r.names.parent, strconv.Itoa(*f.Parent))
-	}
-	if f.ParentIsNull != nil {
-		v.Set(r.names.parentIsNull, strconv.FormatBool(*f.ParentIsNull))
-	}
 	return v
+}
+
+func (r *Resource) encodeValue(f Filter) string {
+	switch {
+	case f.Op == OpIsNull || r.fields.List[f.Field].Kind == KindBoolean:
+		return strconv.FormatBool(f.Value.Int == 1)
+	case f.Op == OpIContains:
+		return f.Value.Str
+	}
+	switch r.fields.List[f.Field].Kind {
+	case KindInteger, KindParent:
+		return strconv.FormatInt(f.Value.Int, 10)
+	}
+	return f.Value.Str
 }
 
 // last returns the last value of key, and whether it was given.

@@ -7,34 +7,50 @@ import (
 	"strings"
 
 	"personnel/apierror"
-	"personnel/ent"
 )
 
-// appendRecord renders a record as {"id":1,"<code>":"..","<name>":"..","<parent>":null}.
-func (r *Resource[T]) appendRecord(b []byte, row ent.HierarchyRow) []byte {
+// keys are the rendered JSON keys of a resource's fields, with their
+// punctuation, worked out once.
+func newKeys(fs Fields) []string {
+	keys := make([]string, len(fs.List))
+	for i, f := range fs.List {
+		keys[i] = `,"` + f.Key + `":`
+	}
+	return keys
+}
+
+// appendRecord renders a record as {"id":1,"<code>":"..",...}.
+func (r *Resource) appendRecord(b []byte, row Row) []byte {
 	return append(r.appendFields(b, row), '}')
 }
 
 // appendFields renders a record without its closing brace.
-func (r *Resource[T]) appendFields(b []byte, row ent.HierarchyRow) []byte {
-	b = append(b, r.names.keyID...)
+func (r *Resource) appendFields(b []byte, row Row) []byte {
+	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, int64(row.ID), 10)
-	b = append(b, r.names.keyCode...)
-	b = apierror.AppendString(b, row.Code)
-	b = append(b, r.names.keyName...)
-	b = apierror.AppendString(b, row.Name)
-	b = append(b, r.names.keyParent...)
-	if row.ParentID == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, int64(*row.ParentID), 10)
+	for i := range r.fields.List {
+		b = append(b, r.keys[i]...)
+		b = appendValue(b, r.fields.List[i].Kind, row.Values[i])
 	}
 	return b
 }
 
+// appendValue renders one value as JSON.
+func appendValue(b []byte, k Kind, v Value) []byte {
+	switch {
+	case !v.Valid:
+		return append(b, "null"...)
+	case k == KindInteger || k == KindParent:
+		return strconv.AppendInt(b, v.Int, 10)
+	case k == KindBoolean:
+		return strconv.AppendBool(b, v.Int == 1)
+	}
+	return apierror.AppendString(b, v.Str)
+}
+
 // appendEnvelope renders the list envelope:
 // {"count":N,"next":url|null,"previous":url|null,"msg":"","code":0,"data":[...]}.
-func (r *Resource[T]) appendEnvelope(b []byte, count int, next, previous string, rows []ent.HierarchyRow) []byte {
+func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []Row) []byte {
 	b = append(b, `{"count":`...)
 	b = strconv.AppendInt(b, int64(count), 10)
 	b = append(b, `,"next":`...)
@@ -60,7 +76,9 @@ func appendURL(b []byte, u string) []byte {
 
 // ETag is the entity tag of a record's current state: a hash of every
 // field, so it changes whenever the record does, on every replica alike.
-func ETag(row ent.HierarchyRow) string {
+// Code, name and parent hash as they always have, so tags handed out
+// before extra fields existed stay valid.
+func (r *Resource) ETag(row Row) string {
 	h := fnv.New64a()
 	var n [8]byte
 	put := func(v uint64) {
@@ -68,16 +86,33 @@ func ETag(row ent.HierarchyRow) string {
 		h.Write(n[:])
 	}
 	put(uint64(row.ID))
-	put(uint64(len(row.Code)))
-	h.Write([]byte(row.Code))
-	put(uint64(len(row.Name)))
-	h.Write([]byte(row.Name))
-	if row.ParentID != nil {
-		put(1)
-		put(uint64(*row.ParentID))
+	for i, v := range row.Values {
+		f := &r.fields.List[i]
+		switch {
+		case f.Kind == KindParent:
+			if v.Valid {
+				put(1)
+				put(uint64(v.Int))
+			}
+		case f.Replaced: // code and name, never null
+			put(uint64(len(v.Str)))
+			h.Write([]byte(v.Str))
+		case !v.Valid:
+			put(0)
+		case f.Kind == KindInteger || f.Kind == KindBoolean:
+			put(1)
+			put(uint64(v.Int))
+		default:
+			put(1)
+			put(uint64(len(v.Str)))
+			h.Write([]byte(v.Str))
+		}
 	}
 	return `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
 }
+
+// Precondition is an If-Match header: nil when absent.
+type Precondition []string
 
 // ParsePrecondition parses If-Match headers into their entity tags (nil
 // when there are none). "*" matches any existing record. Weak tags (W/"..")

@@ -13,69 +13,98 @@ import (
 	"personnel/ent"
 )
 
-// statements are the hand-written SQL of one resource, built once. On
-// MySQL the hierarchy checks take share locks ("LOCK IN SHARE MODE" is the
-// spelling both MySQL 8 and MariaDB accept); SQLite needs none, because its
-// writers are serialised (db.Open).
-type statements struct {
-	parentOf    string // the parent of a record: walks the ancestor chain
-	idByCode    string // the record holding a folded code
-	numChildren string // how many records name a record as parent
-	search      string // the SQLite search index, quoted
-	searchCount string // how many records a search index query finds
-	storedCount string // SQLite: the record count its triggers keep
-}
-
-func newStatements(c ent.HierarchyColumns, mysql bool) statements {
-	lock := ""
-	if mysql {
-		lock = " LOCK IN SHARE MODE"
-	}
-	q := func(ident string) string { return "`" + ident + "`" }
-	return statements{
-		parentOf:    "SELECT " + q(c.Parent) + " FROM " + q(c.Table) + " WHERE " + q(c.ID) + " = ?" + lock,
-		idByCode:    "SELECT " + q(c.ID) + " FROM " + q(c.Table) + " WHERE " + q(c.CodeFold) + " = ?",
-		numChildren: "SELECT COUNT(*) FROM " + q(c.Table) + " WHERE " + q(c.Parent) + " = ?",
-		search:      q(db.SearchTable(c.Table)),
-		searchCount: "SELECT COUNT(*) FROM " + q(db.SearchTable(c.Table)) + " WHERE " + q(db.SearchTable(c.Table)) + " MATCH ?",
-		storedCount: "SELECT `records` FROM " + q(db.CountTable) + " WHERE `table_name` = '" + c.Table + "'",
-	}
-}
-
 // Get returns the record with id, or a 404.
-func (r *Resource[T]) Get(ctx context.Context, id int) (ent.HierarchyRow, error) {
-	it, err := r.a.Get(ctx, r.db.Read(), id, false)
+func (r *Resource) Get(ctx context.Context, id int) (Row, error) {
+	row, err := r.get(ctx, r.db.Read(), id, false)
 	if err != nil {
-		return ent.HierarchyRow{}, r.storeError(err)
+		return Row{}, r.storeError(err)
 	}
-	return r.a.Row(it), nil
+	return row, nil
 }
 
-// Create inserts a record. It lets the database check the code (unique
-// index) and the parent (foreign key); only when the database refuses
-// does it look for every reason, in the same transaction, to report them
-// all at once. A successful create is then a single statement.
-func (r *Resource[T]) Create(ctx context.Context, in Input) (ent.HierarchyRow, error) {
-	var out ent.HierarchyRow
+// get reads the record with id on c; lock locks it for update (MySQL).
+func (r *Resource) get(ctx context.Context, c *ent.Client, id int, lock bool) (Row, error) {
+	query := r.sql.get
+	if lock {
+		query = r.sql.getLocked
+	}
+	rows, err := r.query(ctx, c, query, id)
+	if err != nil {
+		return Row{}, err
+	}
+	if len(rows) == 0 {
+		return Row{}, apierror.NotFoundError()
+	}
+	return rows[0], nil
+}
+
+// query runs a query of rows on c.
+func (r *Resource) query(ctx context.Context, c *ent.Client, query string, args ...any) ([]Row, error) {
+	rs, err := c.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	sc := newScanner(r.fields)
+	var rows []Row
+	for rs.Next() {
+		if err := rs.Scan(sc.dest...); err != nil {
+			return nil, err
+		}
+		rows = append(rows, sc.row())
+	}
+	return rows, rs.Err()
+}
+
+// values returns the arguments that store the values of every field, with
+// the folded copies beside them, in the order of writeColumns.
+func (r *Resource) values(vs []Value) []any {
+	args := make([]any, 0, len(vs)+4)
+	for i, f := range r.fields.List {
+		args = append(args, sqlValue(f.Kind, vs[i]))
+		if f.Fold != "" {
+			args = append(args, foldArg(vs[i]))
+		}
+	}
+	return args
+}
+
+func foldArg(v Value) any {
+	if !v.Valid {
+		return nil
+	}
+	return casefold.Fold(v.Str)
+}
+
+// Create inserts a record: the fields given, and the default (or null) of
+// the others. It lets the database check the code (unique index) and the
+// parent (foreign key); only when the database refuses does it look for
+// every reason, in the same transaction, to report them all at once. A
+// successful create is then a single statement.
+func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
+	row := Row{Values: make([]Value, len(r.fields.List))}
+	for i, f := range r.fields.List {
+		row.Values[i] = f.Default
+		if in.Given[i] {
+			row.Values[i] = in.Values[i]
+		}
+	}
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		it, err := r.a.Create(ctx, tx, ent.HierarchyValues{
-			Code: *in.Code, CodeFold: casefold.Fold(*in.Code),
-			Name: *in.Name, NameFold: casefold.Fold(*in.Name),
-			ParentID: in.Parent,
-		})
+		res, err := tx.ExecContext(ctx, r.insertOne, r.values(row.Values)...)
 		if err == nil {
-			out = r.a.Row(it)
-			return nil
+			id, err := res.LastInsertId()
+			row.ID = int(id)
+			return err
 		}
 		if !db.IsUniqueViolation(err) && !db.IsForeignKeyViolation(err) {
 			return err
 		}
 		var errs []apierror.FieldError
-		if fe := r.checkCode(ctx, tx, 0, *in.Code); fe != nil {
+		if fe := r.checkCode(ctx, tx, 0, row.Values[r.fields.Code].Str); fe != nil {
 			errs = append(errs, *fe)
 		}
-		if in.Parent != nil {
-			fe, cerr := r.checkParent(ctx, tx, 0, *in.Parent)
+		if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
+			fe, cerr := r.checkParent(ctx, tx, 0, int(row.Values[p].Int))
 			if cerr != nil {
 				return cerr
 			}
@@ -89,77 +118,82 @@ func (r *Resource[T]) Create(ctx context.Context, in Input) (ent.HierarchyRow, e
 		return apierror.Fields(errs...)
 	})
 	if err != nil {
-		return ent.HierarchyRow{}, r.writeError(err, in)
+		return Row{}, r.writeError(err, in)
 	}
-	return out, nil
+	return row, nil
 }
 
-// Precondition is an If-Match header: nil when absent.
-type Precondition []string
-
-// Update writes in to the record with id: the fields given, or (for PUT)
-// code and name plus the parent when given. The record is locked first
-// (on MySQL), so the checks below and the write see one state of it.
-func (r *Resource[T]) Update(ctx context.Context, id int, in Input, ifMatch Precondition) (ent.HierarchyRow, error) {
-	var out ent.HierarchyRow
+// Update writes the fields in gives to the record with id. The record is
+// locked first (on MySQL), so the checks below and the write see one state
+// of it. Only fields whose value changes are written, so concurrent
+// updates of different fields both take effect.
+func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precondition) (Row, error) {
+	var out Row
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		cur, err := r.a.Get(ctx, tx, id, r.db.MySQL())
+		cur, err := r.get(ctx, tx, id, r.db.MySQL())
 		if err != nil {
 			return err
 		}
-		row := r.a.Row(cur)
-		if err := r.checkPrecondition(ifMatch, row); err != nil {
+		if err := r.checkPrecondition(ifMatch, cur); err != nil {
 			return err
 		}
-		ch, errs := ent.HierarchyChange{}, []apierror.FieldError(nil)
-		if in.Code != nil && *in.Code != row.Code {
+		var set []string
+		var args []any
+		var errs []apierror.FieldError
+		out = Row{ID: cur.ID, Values: append([]Value(nil), cur.Values...)}
+		codeChanged := false
+		for i := range r.fields.List {
+			f := &r.fields.List[i]
+			if !in.Given[i] || in.Values[i] == cur.Values[i] {
+				continue
+			}
+			v := in.Values[i]
+			if i == r.fields.Parent && v.Valid {
+				fe, err := r.checkParent(ctx, tx, id, int(v.Int))
+				if err != nil {
+					return err
+				}
+				if fe != nil {
+					errs = append(errs, *fe)
+				}
+			}
 			// A code taken by another record is left to the unique index
 			// (writeError reports it); checking first would cost a query
 			// on every update that changes a code.
-			ch.Code, ch.CodeFold = in.Code, ptr(casefold.Fold(*in.Code))
-		}
-		if in.Name != nil && *in.Name != row.Name {
-			ch.Name, ch.NameFold = in.Name, ptr(casefold.Fold(*in.Name))
-		}
-		if in.ParentSet && !samePtr(in.Parent, row.ParentID) {
-			ch.SetParent, ch.ParentID = true, in.Parent
-			if in.Parent != nil {
-				if fe, err := r.checkParent(ctx, tx, id, *in.Parent); err != nil {
-					return err
-				} else if fe != nil {
-					errs = append(errs, *fe)
-				}
+			codeChanged = codeChanged || f.Unique
+			out.Values[i] = v
+			set, args = append(set, f.Column), append(args, sqlValue(f.Kind, v))
+			if f.Fold != "" {
+				set, args = append(set, f.Fold), append(args, foldArg(v))
 			}
 		}
 		if len(errs) > 0 {
 			// Already refused: now it is worth a query to report a taken
 			// code as well.
-			if ch.Code != nil {
-				if fe := r.checkCode(ctx, tx, id, *ch.Code); fe != nil {
+			if codeChanged {
+				if fe := r.checkCode(ctx, tx, id, out.Values[r.fields.Code].Str); fe != nil {
 					errs = append([]apierror.FieldError{*fe}, errs...)
 				}
 			}
 			return apierror.Fields(errs...)
 		}
-		if ch != (ent.HierarchyChange{}) {
-			if err := r.a.Update(ctx, tx, id, ch); err != nil {
-				return err
-			}
+		if len(set) == 0 {
+			return nil
 		}
-		out = row
-		if ch.Code != nil {
-			out.Code = *ch.Code
+		query, qargs := r.updateSQL(id, set, args)
+		res, err := tx.ExecContext(ctx, query, qargs...)
+		if err != nil {
+			return err
 		}
-		if ch.Name != nil {
-			out.Name = *ch.Name
-		}
-		if ch.SetParent {
-			out.ParentID = ch.ParentID
+		// MySQL counts changed rows, SQLite matched rows; the record is
+		// locked or the writer serialised, so none means it is gone.
+		if n, err := res.RowsAffected(); err == nil && n == 0 && !r.db.MySQL() {
+			return apierror.NotFoundError()
 		}
 		return nil
 	})
 	if err != nil {
-		return ent.HierarchyRow{}, r.writeError(err, in)
+		return Row{}, r.writeError(err, in)
 	}
 	return out, nil
 }
@@ -167,23 +201,26 @@ func (r *Resource[T]) Update(ctx context.Context, id int, in Input, ifMatch Prec
 // Delete removes the record with id, unless other records name it as their
 // parent (409). The foreign key refuses the delete too, should a child be
 // created concurrently.
-func (r *Resource[T]) Delete(ctx context.Context, id int, ifMatch Precondition) error {
+func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) error {
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		cur, err := r.a.Get(ctx, tx, id, r.db.MySQL())
+		cur, err := r.get(ctx, tx, id, r.db.MySQL())
 		if err != nil {
 			return err
 		}
-		if err := r.checkPrecondition(ifMatch, r.a.Row(cur)); err != nil {
+		if err := r.checkPrecondition(ifMatch, cur); err != nil {
 			return err
 		}
-		var n int
-		if err := queryRow(ctx, tx, r.sql.numChildren, []any{id}, &n); err != nil {
-			return err
+		if r.fields.Hierarchical() {
+			var n int
+			if err := queryRow(ctx, tx, r.sql.numChildren, []any{id}, &n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return r.hasChildren(n)
+			}
 		}
-		if n > 0 {
-			return r.hasChildren(n)
-		}
-		return r.a.Delete(ctx, tx, id)
+		_, err = tx.ExecContext(ctx, r.sql.remove, id)
+		return err
 	})
 	if err != nil && db.IsForeignKeyViolation(err) {
 		return r.hasChildren(0)
@@ -194,7 +231,7 @@ func (r *Resource[T]) Delete(ctx context.Context, id int, ifMatch Precondition) 
 	return nil
 }
 
-func (r *Resource[T]) hasChildren(n int) error {
+func (r *Resource) hasChildren(n int) error {
 	who := "Other records"
 	if n == 1 {
 		who = "1 record"
@@ -202,16 +239,16 @@ func (r *Resource[T]) hasChildren(n int) error {
 		who = strconv.Itoa(n) + " records"
 	}
 	return apierror.New(apierror.Conflict, fmt.Sprintf(
-		"Cannot delete this %s: %s name it as their %s. Move or delete them first.", r.desc.Name, who, r.names.parent))
+		"Cannot delete this %s: %s name it as their %s. Move or delete them first.", r.desc.Name, who, r.fields.List[r.fields.Parent].Key))
 }
 
 // checkCode reports a code that another record (not id) already holds,
 // ignoring letter case.
-func (r *Resource[T]) checkCode(ctx context.Context, tx *ent.Client, id int, code string) *apierror.FieldError {
+func (r *Resource) checkCode(ctx context.Context, tx *ent.Client, id int, code string) *apierror.FieldError {
 	var other int
 	err := queryRow(ctx, tx, r.sql.idByCode, []any{casefold.Fold(code)}, &other)
 	if err == nil && other != id {
-		return &apierror.FieldError{Field: r.names.code, Msg: r.names.codeExists}
+		return &apierror.FieldError{Field: r.fields.List[r.fields.Code].Key, Msg: r.msgCodeExists}
 	}
 	// A failed look-up is not a verdict; the unique index still decides.
 	return nil
@@ -223,10 +260,10 @@ func (r *Resource[T]) checkCode(ctx context.Context, tx *ent.Client, id int, cod
 // of those records until this transaction ends. Two updates that would
 // together close a cycle therefore serialise (or deadlock, and InTx retries
 // the loser), and the second sees the first's result.
-func (r *Resource[T]) checkParent(ctx context.Context, tx *ent.Client, id, parent int) (*apierror.FieldError, error) {
-	field := r.names.parent
+func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent int) (*apierror.FieldError, error) {
+	field := r.fields.List[r.fields.Parent].Key
 	if parent == id {
-		return &apierror.FieldError{Field: field, Msg: r.names.selfParent}, nil
+		return &apierror.FieldError{Field: field, Msg: "This " + r.desc.Name + " cannot be its own parent."}, nil
 	}
 	seen := map[int]bool{}
 	for cur := parent; ; {
@@ -247,15 +284,15 @@ func (r *Resource[T]) checkParent(ctx context.Context, tx *ent.Client, id, paren
 				"This %s cannot be placed under %s %d, which is one of its descendants.", r.desc.Name, r.desc.Name, parent)}, nil
 		}
 		if seen[next] {
-			return nil, fmt.Errorf("%s: stored hierarchy has a cycle through id %d", r.cols.Table, next)
+			return nil, fmt.Errorf("%s: stored hierarchy has a cycle through id %d", r.desc.Table, next)
 		}
 		seen[next] = true
 		cur = next
 	}
 }
 
-func (r *Resource[T]) checkPrecondition(ifMatch Precondition, row ent.HierarchyRow) error {
-	if ifMatch == nil || ifMatch.Matches(ETag(row)) {
+func (r *Resource) checkPrecondition(ifMatch Precondition, row Row) error {
+	if ifMatch == nil || ifMatch.Matches(r.ETag(row)) {
 		return nil
 	}
 	return apierror.New(apierror.PreconditionFailed,
@@ -265,24 +302,23 @@ func (r *Resource[T]) checkPrecondition(ifMatch Precondition, row ent.HierarchyR
 // writeError maps what a create or update failed with to what the client
 // is told. Constraint violations are races that the checks above could not
 // see: another writer took the code or deleted the parent meanwhile.
-func (r *Resource[T]) writeError(err error, in Input) error {
+func (r *Resource) writeError(err error, in Input) error {
+	p := r.fields.Parent
 	switch {
 	case db.IsUniqueViolation(err):
-		return apierror.Fields(apierror.FieldError{Field: r.names.code, Msg: r.names.codeExists})
-	case db.IsForeignKeyViolation(err) && in.Parent != nil:
-		return apierror.Fields(apierror.FieldError{Field: r.names.parent, Msg: msgNoSuchParent(strconv.Itoa(*in.Parent))})
+		return apierror.Fields(apierror.FieldError{Field: r.fields.List[r.fields.Code].Key, Msg: r.msgCodeExists})
+	case db.IsForeignKeyViolation(err) && p >= 0 && in.Given[p] && in.Values[p].Valid:
+		return apierror.Fields(apierror.FieldError{Field: r.fields.List[p].Key, Msg: msgNoSuchParent(strconv.FormatInt(in.Values[p].Int, 10))})
 	}
 	return r.storeError(err)
 }
 
 // storeError maps the errors every operation can meet.
-func (r *Resource[T]) storeError(err error) error {
+func (r *Resource) storeError(err error) error {
 	var ae *apierror.Error
 	switch {
 	case errors.As(err, &ae):
 		return ae
-	case ent.IsNotFound(err):
-		return apierror.NotFoundError()
 	case errors.Is(err, context.Canceled):
 		return err
 	case db.IsUnavailable(err):
@@ -308,13 +344,4 @@ func queryRow(ctx context.Context, c *ent.Client, query string, args []any, dest
 		return err
 	}
 	return rows.Close()
-}
-
-func ptr[V any](v V) *V { return &v }
-
-func samePtr(a, b *int) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

@@ -82,7 +82,11 @@ func TestCreate_FieldRules(t *testing.T) {
 			{"limit applies after trimming", map[string]any{code: " " + long(r.Limits.Code, "k") + " ", name: "x"}, "", "", long(r.Limits.Code, "k"), "x"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				resp := a.do(http.MethodPost, r.coll(), tc.body)
+				body := r.body("", "", omit) // the required extra fields
+				for k, v := range tc.body {
+					body[k] = v
+				}
+				resp := a.do(http.MethodPost, r.coll(), body)
 				if tc.field == "" {
 					if resp.Status != http.StatusCreated {
 						t.Fatalf("got %s, want 201", resp)
@@ -99,7 +103,7 @@ func TestCreate_FieldRules(t *testing.T) {
 }
 
 func TestCreate_ParentRules(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		root := a.create(r, "ROOT", "Root", nil)
 		wrongType := func(typ string) string { return "Incorrect type. Expected pk value, received " + typ + "." }
 		missing := func(pk string) string { return `Invalid pk "` + pk + `" - object does not exist.` }
@@ -166,7 +170,7 @@ func TestCreate_DuplicateCodeIgnoringCaseIs400(t *testing.T) {
 }
 
 func TestCreate_ReportsEveryInvalidFieldAtOnce(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		resp := a.do(http.MethodPost, r.coll(), map[string]any{r.Fields.Name: "", r.Fields.Parent: "x"})
 		wantError(t, resp, http.StatusBadRequest,
 			r.Fields.Code, "This field is required.",

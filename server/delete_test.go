@@ -18,7 +18,7 @@ func TestDelete_Returns204AndTheRecordIsGone(t *testing.T) {
 }
 
 func TestDelete_OfAParentIs409AndChangesNothing(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		p := a.create(r, "P", "Parent", nil)
 		c := a.create(r, "C", "Child", p)
 		wantError(t, a.do(http.MethodDelete, r.item(p), nil), http.StatusConflict)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -94,12 +95,25 @@ type res struct{ config.Resource }
 // database) and, within it, on every compiled resource. A resource added by
 // config is therefore held to the same contract as departments and areas.
 func forEach(t *testing.T, fn func(t *testing.T, a *api, r res), adjust ...func(*config.Config)) {
+	forEachWhere(t, func(config.Resource) bool { return true }, fn, adjust...)
+}
+
+// forEachTree is forEach over the hierarchical resources: the tests of
+// parents and of the hierarchy, which flat resources do not have.
+func forEachTree(t *testing.T, fn func(t *testing.T, a *api, r res), adjust ...func(*config.Config)) {
+	forEachWhere(t, config.Resource.Hierarchical, fn, adjust...)
+}
+
+func forEachWhere(t *testing.T, which func(config.Resource) bool, fn func(t *testing.T, a *api, r res), adjust ...func(*config.Config)) {
 	t.Parallel()
 	for _, b := range dbtest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			a := newAPI(t, b, adjust...)
 			for _, desc := range server.CompiledResources() {
+				if !which(desc) {
+					continue
+				}
 				t.Run(desc.Name, func(t *testing.T) {
 					a := *a
 					a.t = t
@@ -110,6 +124,28 @@ func forEach(t *testing.T, fn func(t *testing.T, a *api, r res), adjust ...func(
 	}
 }
 
+// sample is a valid JSON value of an extra field, for the required ones a
+// create must give.
+func sample(e config.ExtraField) any {
+	switch e.Type {
+	case config.TypeInteger:
+		if e.Min != nil {
+			return *e.Min
+		}
+		if e.Max != nil {
+			return *e.Max
+		}
+		return 1
+	case config.TypeBoolean:
+		return true
+	case config.TypeDate:
+		return "2024-02-29"
+	case config.TypeChoice:
+		return e.Choices[0]
+	}
+	return "sample"
+}
+
 func (r res) coll() string          { return server.APIRoot + "/" + r.Path + "/" }
 func (r res) item(id any) string    { return fmt.Sprintf("%s%v/", r.coll(), id) }
 func (r res) query(q string) string { return r.coll() + "?" + q }
@@ -117,8 +153,33 @@ func (r res) query(q string) string { return r.coll() + "?" + q }
 // omit leaves the parent out of a body.
 var omit = struct{}{}
 
-// body returns a JSON body with the given code, name and parent; an empty
-// code or name, or omit as parent, leaves that field out.
+// created returns the extra fields, as rendered JSON, of a record created
+// with body: the samples of the required ones, the defaults (or null) of
+// the others.
+func (r res) created() map[string]string {
+	m := map[string]string{}
+	for _, e := range r.Extra {
+		var v any
+		switch {
+		case e.Required:
+			v = sample(e)
+		case e.Default == nil:
+			v = nil
+		case e.Type == config.TypeInteger || e.Type == config.TypeBoolean:
+			m[e.Name] = *e.Default // written as JSON already
+			continue
+		default:
+			v = *e.Default
+		}
+		data, _ := json.Marshal(v)
+		m[e.Name] = string(data)
+	}
+	return m
+}
+
+// body returns a JSON body with the given code, name and parent, and a
+// value for each required extra field; an empty code or name, or omit as
+// parent, leaves that field out (and so does a flat resource's nil parent).
 func (r res) body(code, name string, parent any) map[string]any {
 	m := map[string]any{}
 	if code != "" {
@@ -127,8 +188,13 @@ func (r res) body(code, name string, parent any) map[string]any {
 	if name != "" {
 		m[r.Fields.Name] = name
 	}
-	if parent != omit {
+	if parent != omit && (r.Hierarchical() || parent != nil) {
 		m[r.Fields.Parent] = parent
+	}
+	for _, e := range r.Extra {
+		if e.Required {
+			m[e.Name] = sample(e)
+		}
 	}
 	return m
 }
@@ -234,9 +300,10 @@ type record struct {
 	Code   string
 	Name   string
 	Parent *int
+	Extra  map[string]string // extra fields, as rendered JSON
 }
 
-// decodeRecord decodes a record, insisting on exactly the four fields.
+// decodeRecord decodes a record, insisting on exactly the resource's fields.
 func (r res) decodeRecord(t testing.TB, data []byte) record {
 	t.Helper()
 	var m map[string]json.RawMessage
@@ -248,14 +315,35 @@ func (r res) decodeRecord(t testing.TB, data []byte) record {
 
 func (r res) fromMap(t testing.TB, m map[string]json.RawMessage) record {
 	t.Helper()
-	if len(m) != 4 {
-		t.Fatalf("record has %d fields, want id, %s, %s, %s: %v", len(m), r.Fields.Code, r.Fields.Name, r.Fields.Parent, m)
+	want := map[string]bool{"id": true, r.Fields.Code: true, r.Fields.Name: true}
+	if r.Hierarchical() {
+		want[r.Fields.Parent] = true
 	}
-	var rec record
-	for key, dst := range map[string]any{"id": &rec.ID, r.Fields.Code: &rec.Code, r.Fields.Name: &rec.Name, r.Fields.Parent: &rec.Parent} {
+	for _, e := range r.Extra {
+		want[e.Name] = true
+	}
+	if len(m) != len(want) {
+		t.Fatalf("record has %d fields, want %d: %v", len(m), len(want), m)
+	}
+	rec := record{Extra: map[string]string{}}
+	for key := range want {
 		raw, ok := m[key]
 		if !ok {
 			t.Fatalf("record lacks %q: %v", key, m)
+		}
+		var dst any
+		switch key {
+		case "id":
+			dst = &rec.ID
+		case r.Fields.Code:
+			dst = &rec.Code
+		case r.Fields.Name:
+			dst = &rec.Name
+		case r.Fields.Parent:
+			dst = &rec.Parent
+		default:
+			rec.Extra[key] = string(raw)
+			continue
 		}
 		if err := json.Unmarshal(raw, dst); err != nil {
 			t.Fatalf("record field %q = %s: %v", key, raw, err)
@@ -357,7 +445,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // equal compares records by value.
 func (a record) equal(b record) bool {
-	return a.ID == b.ID && a.Code == b.Code && a.Name == b.Name && sameParent(a.Parent, b.Parent)
+	return a.ID == b.ID && a.Code == b.Code && a.Name == b.Name && sameParent(a.Parent, b.Parent) && maps.Equal(a.Extra, b.Extra)
 }
 
 func newRequest(method, path string) *http.Request { return httptest.NewRequest(method, path, nil) }

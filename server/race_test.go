@@ -47,7 +47,7 @@ func walkUp(t *testing.T, a *api, r res, id int) {
 const raceRounds = 15
 
 func TestRace_ConcurrentMovesNeverCloseACycle(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		move := func(id, parent int) func() *response {
 			return func() *response {
 				return a.do(http.MethodPatch, r.item(id), map[string]any{r.Fields.Parent: parent})
@@ -80,7 +80,7 @@ func TestRace_ConcurrentMovesNeverCloseACycle(t *testing.T) {
 }
 
 func TestRace_DeleteOfAParentRacingCreateOfItsChildLeavesNoOrphan(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		outcomes := map[string]int{}
 		for round := 0; round < raceRounds; round++ {
 			p := a.create(r, fmt.Sprintf("PARENT%d", round), "parent", nil)

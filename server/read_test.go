@@ -6,7 +6,7 @@ import (
 )
 
 func TestRead_ReturnsRecordWithETag(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		parent := a.create(r, "P", "Parent", nil)
 		id := a.create(r, "C", "Child", parent)
 		resp := a.do(http.MethodGet, r.item(id), nil)
@@ -14,7 +14,7 @@ func TestRead_ReturnsRecordWithETag(t *testing.T) {
 			t.Fatalf("read: %s (ETag %q)", resp, resp.Header.Get("ETag"))
 		}
 		rec := r.decodeRecord(t, resp.Body)
-		if !rec.equal(record{ID: id, Code: "C", Name: "Child", Parent: &parent}) {
+		if !rec.equal(record{ID: id, Code: "C", Name: "Child", Parent: &parent, Extra: r.created()}) {
 			t.Fatalf("read %+v", rec)
 		}
 	})

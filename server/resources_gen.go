@@ -2,33 +2,23 @@
 
 package server
 
-import (
-	"personnel/config"
-	"personnel/ent"
-	"personnel/resource"
-)
+import "personnel/config"
 
 // compiledResources are the resources this binary was generated for, in the
 // order of config/resources.yaml.
 var compiledResources = []config.Resource{
-	{
+	config.Resource{
 		Name:   "department",
 		Path:   "departments",
 		Table:  "personnel_department",
 		Fields: config.ResourceFields{Code: "dept_code", Name: "dept_name", Parent: "parent_dept"},
 		Limits: config.ResourceLimits{Code: 50, Name: 100},
 	},
-	{
+	config.Resource{
 		Name:   "area",
 		Path:   "areas",
 		Table:  "personnel_area",
 		Fields: config.ResourceFields{Code: "area_code", Name: "area_name", Parent: "parent_area"},
 		Limits: config.ResourceLimits{Code: 50, Name: 100},
 	},
-}
-
-// registerResources registers every compiled resource with reg.
-func registerResources(reg *resource.Registry) {
-	resource.Register(reg, compiledResources[0], ent.DepartmentHierarchy{})
-	resource.Register(reg, compiledResources[1], ent.AreaHierarchy{})
 }

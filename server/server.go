@@ -52,14 +52,8 @@ func WithVersion(v string) Option {
 
 // New builds the handler: health and metrics, the token endpoints, the
 // OpenAPI document, and the resources under APIRoot behind authentication.
-// It fails when there is no usable JWT secret, or when the resources list
-// the binary carries (config/resources.yaml) and the resources compiled in
-// disagree, which happens when the list was edited without regenerating
-// the code.
+// It fails when there is no usable JWT secret.
 func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
-	if err := CheckResources(); err != nil {
-		return nil, err
-	}
 	o := options{version: "dev"}
 	for _, opt := range opts {
 		opt(&o)
@@ -111,12 +105,20 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		BodyLimit:     cfg.BodyLimit,
 		Links:         resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies},
 		TreeNodeLimit: cfg.TreeNodeLimit,
+		StrictQuery:   cfg.StrictQuery,
 	})
-	registerResources(reg)
-	srv.resources = reg.Resources()
+	for _, desc := range compiledResources {
+		resource.Register(reg, desc)
+	}
+	srv.resources = compiledResources
+	public := ""
+	if cfg.PublicURL != nil {
+		public = cfg.PublicURL.String()
+	}
 	srv.doc, err = openapi.Build(openapi.Input{
-		Version: o.version, APIRoot: APIRoot, Routes: reg.Routes(),
-		PageSizeMax: cfg.PageSizeMax, TreeNodeLimit: cfg.TreeNodeLimit, BodyLimit: cfg.BodyLimit, Metrics: cfg.Metrics,
+		PublicURL: public,
+		Version:   o.version, APIRoot: APIRoot, Resources: reg.Resources(), Operations: reg.Operations(),
+		Metrics: cfg.Metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -167,10 +169,9 @@ func CheckResources() error {
 // seed` and benchmarks.
 func Loaders(d *db.DB) map[string]resource.Loader {
 	reg := resource.NewRegistry(gin.New(), d, resource.Options{})
-	registerResources(reg)
 	out := map[string]resource.Loader{}
-	for _, r := range reg.Resources() {
-		out[r.Name] = reg.Loader(r.Name)
+	for _, desc := range compiledResources {
+		out[desc.Name] = resource.Register(reg, desc)
 	}
 	return out
 }

@@ -13,7 +13,7 @@ func TestUpdate_ReplacesCodeAndName(t *testing.T) {
 		if resp.Status != http.StatusOK {
 			t.Fatalf("put: %s", resp)
 		}
-		want := record{ID: id, Code: "NEW", Name: "New name"}
+		want := record{ID: id, Code: "NEW", Name: "New name", Extra: r.created()}
 		if got := r.decodeRecord(t, resp.Body); !got.equal(want) {
 			t.Fatalf("put answered %+v, want %+v", got, want)
 		}
@@ -35,7 +35,7 @@ func TestUpdate_RequiresCodeAndName(t *testing.T) {
 }
 
 func TestUpdate_ParentOmittedIsKeptNullClearsIDSets(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		p1 := a.create(r, "P1", "P1", nil)
 		p2 := a.create(r, "P2", "P2", nil)
 		id := a.create(r, "C", "C", p1)
@@ -60,11 +60,11 @@ func TestUpdate_ParentOmittedIsKeptNullClearsIDSets(t *testing.T) {
 }
 
 func TestPatch_ChangesOnlyTheFieldsGiven(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		p := a.create(r, "P", "P", nil)
 		id := a.create(r, "C", "Child", p)
 		resp := a.do(http.MethodPatch, r.item(id), map[string]any{r.Fields.Name: "Renamed"})
-		want := record{ID: id, Code: "C", Name: "Renamed", Parent: &p}
+		want := record{ID: id, Code: "C", Name: "Renamed", Parent: &p, Extra: r.created()}
 		if got := r.decodeRecord(t, resp.Body); resp.Status != http.StatusOK || !got.equal(want) {
 			t.Fatalf("patch: %s", resp)
 		}
@@ -88,7 +88,7 @@ func TestPatch_EmptyObjectChangesNothingAnd200(t *testing.T) {
 }
 
 func TestUpdate_ParentRules(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		top := a.create(r, "TOP", "Top", nil)
 		mid := a.create(r, "MID", "Mid", top)
 		low := a.create(r, "LOW", "Low", mid)
@@ -146,7 +146,7 @@ func TestUpdate_DuplicateCodeIs400ButOwnCodeInOtherCaseIsFine(t *testing.T) {
 }
 
 func TestPatch_ConcurrentPatchesOfDifferentFieldsBothTakeEffect(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		p := a.create(r, "PARENT", "Parent", nil)
 		for round := 0; round < 10; round++ {
 			id := a.create(r, "R"+itoa(round), "before", nil)
@@ -177,7 +177,7 @@ func TestPatch_ConcurrentPatchesOfDifferentFieldsBothTakeEffect(t *testing.T) {
 }
 
 func TestUpdate_ReportsATakenCodeAndABadParentTogether(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
 		a.create(r, "TAKEN", "Taken", nil)
 		id := a.create(r, "MINE", "Mine", nil)
 		resp := a.do(http.MethodPut, r.item(id), r.body("taken", "Mine", id))

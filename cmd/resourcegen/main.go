@@ -1,8 +1,9 @@
 // Command resourcegen generates, from config/resources.yaml, the parts of
 // Personnel that differ per resource: each resource's Ent schema (on the
-// shared Hierarchy mixin) and the server's registration list. Ent's own
-// generator, run next by `go generate ./...`, then writes the entities and
-// their store adapters (ent/template/hierarchy.tmpl).
+// shared Reference mixin) and the list of resources compiled into the
+// server. Ent's own generator, run next by `go generate ./...`, then
+// writes the entities, their migrations and the table list the schema
+// code outside Ent uses (ent/template/resource.tmpl).
 //
 // It does not import the generated code, so it runs even when that code is
 // stale or missing.
@@ -104,30 +105,75 @@ func removeStale(dir string, want map[string]bool) error {
 	return nil
 }
 
-var funcs = template.FuncMap{"marker": func() string { return marker }, "lower": strings.ToLower}
+var funcs = template.FuncMap{"marker": func() string { return marker }, "literal": literal}
+
+// literal writes r as a Go composite literal of config.Resource, which both
+// the schema and the server's list carry.
+func literal(r config.Resource) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config.Resource{\nName: %q,\nPath: %q,\nTable: %q,\n", r.Name, r.Path, r.Table)
+	fmt.Fprintf(&b, "Fields: config.ResourceFields{Code: %q, Name: %q", r.Fields.Code, r.Fields.Name)
+	if r.Fields.Parent != "" {
+		fmt.Fprintf(&b, ", Parent: %q", r.Fields.Parent)
+	}
+	fmt.Fprintf(&b, "},\nLimits: config.ResourceLimits{Code: %d, Name: %d},\n", r.Limits.Code, r.Limits.Name)
+	if len(r.Extra) > 0 {
+		b.WriteString("Extra: []config.ExtraField{\n")
+		for _, e := range r.Extra {
+			fmt.Fprintf(&b, "{Name: %q, Type: %q", e.Name, e.Type)
+			if e.MaxLength != 0 {
+				fmt.Fprintf(&b, ", MaxLength: %d", e.MaxLength)
+			}
+			if e.Min != nil {
+				fmt.Fprintf(&b, ", Min: config.Int64(%d)", *e.Min)
+			}
+			if e.Max != nil {
+				fmt.Fprintf(&b, ", Max: config.Int64(%d)", *e.Max)
+			}
+			if e.Choices != nil {
+				fmt.Fprintf(&b, ", Choices: %#v", e.Choices)
+			}
+			if e.Default != nil {
+				fmt.Fprintf(&b, ", Default: config.String(%q)", *e.Default)
+			}
+			if e.Required {
+				b.WriteString(", Required: true")
+			}
+			if e.Filters != nil {
+				fmt.Fprintf(&b, ", Filters: %#v", e.Filters)
+			}
+			if e.Ordering {
+				b.WriteString(", Ordering: true")
+			}
+			b.WriteString("},\n")
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}")
+	return b.String()
+}
 
 var schemaTmpl = template.Must(template.New("schema").Funcs(funcs).Parse(`{{ marker }}
 
 package schema
 
-import "entgo.io/ent"
+import (
+	"entgo.io/ent"
+
+	"personnel/config"
+)
 
 // {{ .TypeName }} is the {{ .Name }} resource, served at /personnel/api/{{ .Path }}/.
 type {{ .TypeName }} struct {
 	ent.Schema
 }
 
-// Mixin makes {{ .TypeName }} a hierarchy stored in {{ .Table }}.
+// Mixin makes {{ .TypeName }} a reference resource stored in {{ .Table }}.
 func ({{ .TypeName }}) Mixin() []ent.Mixin {
 	return []ent.Mixin{
-		Hierarchy{
-			Self:      {{ .TypeName }}.Type,
-			Table:     {{ printf "%q" .Table }},
-			Code:      {{ printf "%q" .Fields.Code }},
-			Name:      {{ printf "%q" .Fields.Name }},
-			Parent:    {{ printf "%q" .Fields.Parent }},
-			CodeLimit: {{ .Limits.Code }},
-			NameLimit: {{ .Limits.Name }},
+		Reference{
+			Self:     {{ .TypeName }}.Type,
+			Resource: {{ literal . }},
 		},
 	}
 }
@@ -137,30 +183,13 @@ var registryTmpl = template.Must(template.New("registry").Funcs(funcs).Parse(`{{
 
 package server
 
-import (
-	"personnel/config"
-	"personnel/ent"
-	"personnel/resource"
-)
+import "personnel/config"
 
 // compiledResources are the resources this binary was generated for, in the
 // order of config/resources.yaml.
 var compiledResources = []config.Resource{
 {{- range . }}
-	{
-		Name:   {{ printf "%q" .Name }},
-		Path:   {{ printf "%q" .Path }},
-		Table:  {{ printf "%q" .Table }},
-		Fields: config.ResourceFields{Code: {{ printf "%q" .Fields.Code }}, Name: {{ printf "%q" .Fields.Name }}, Parent: {{ printf "%q" .Fields.Parent }}},
-		Limits: config.ResourceLimits{Code: {{ .Limits.Code }}, Name: {{ .Limits.Name }}},
-	},
-{{- end }}
-}
-
-// registerResources registers every compiled resource with reg.
-func registerResources(reg *resource.Registry) {
-{{- range $i, $r := . }}
-	resource.Register(reg, compiledResources[{{ $i }}], ent.{{ $r.TypeName }}Hierarchy{})
+	{{ literal . }},
 {{- end }}
 }
 `))

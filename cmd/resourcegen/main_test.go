@@ -36,16 +36,42 @@ func TestRun_WritesTheSchemaAndTheRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema, _ := os.ReadFile(filepath.Join(schemaDir, "position.go"))
-	for _, want := range []string{marker, "type Position struct", `Table:     "personnel_position"`, `Code:      "position_code"`, "NameLimit: 120", "CodeLimit: 50"} {
+	for _, want := range []string{marker, "type Position struct", "Reference{", `Table:  "personnel_position"`, `Fields: config.ResourceFields{Code: "position_code", Name: "position_name", Parent: "parent_position"}`, "Limits: config.ResourceLimits{Code: 50, Name: 120}"} {
 		if !strings.Contains(string(schema), want) {
 			t.Errorf("position.go lacks %q:\n%s", want, schema)
 		}
 	}
 	reg, _ := os.ReadFile(registry)
-	for _, want := range []string{marker, "ent.PositionHierarchy{}", `Path:   "positions"`} {
+	for _, want := range []string{marker, `Name:   "position"`, `Path:   "positions"`} {
 		if !strings.Contains(string(reg), want) {
 			t.Errorf("registration lacks %q:\n%s", want, reg)
 		}
+	}
+}
+
+func TestRun_WritesExtraFieldsAndFlatResources(t *testing.T) {
+	y, schemaDir, registry := workspace(t, `resources:
+  - name: leave_type
+    path: leave-types
+    table: personnel_leave_type
+    fields: {code: leave_code, name: leave_name}
+    extra:
+      - {name: days, type: integer, min: 0, max: 365, default: 10, filters: [exact, gte], ordering: true}
+      - {name: kind, type: choice, choices: [paid, unpaid], required: true, filters: [exact]}
+`)
+	if err := run(y, schemaDir, registry); err != nil {
+		t.Fatal(err)
+	}
+	schema, _ := os.ReadFile(filepath.Join(schemaDir, "leave_type.go"))
+	for _, want := range []string{"type LeaveType struct", `Fields: config.ResourceFields{Code: "leave_code", Name: "leave_name"}`,
+		`{Name: "days", Type: "integer", Min: config.Int64(0), Max: config.Int64(365), Default: config.String("10"), Filters: []string{"exact", "gte"}, Ordering: true}`,
+		`{Name: "kind", Type: "choice", Choices: []string{"paid", "unpaid"}, Required: true, Filters: []string{"exact"}}`} {
+		if !strings.Contains(string(schema), want) {
+			t.Errorf("leave_type.go lacks %q:\n%s", want, schema)
+		}
+	}
+	if strings.Contains(string(schema), "Parent:") {
+		t.Errorf("a flat resource has a parent:\n%s", schema)
 	}
 }
 

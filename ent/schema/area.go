@@ -2,24 +2,29 @@
 
 package schema
 
-import "entgo.io/ent"
+import (
+	"entgo.io/ent"
+
+	"personnel/config"
+)
 
 // Area is the area resource, served at /personnel/api/areas/.
 type Area struct {
 	ent.Schema
 }
 
-// Mixin makes Area a hierarchy stored in personnel_area.
+// Mixin makes Area a reference resource stored in personnel_area.
 func (Area) Mixin() []ent.Mixin {
 	return []ent.Mixin{
-		Hierarchy{
-			Self:      Area.Type,
-			Table:     "personnel_area",
-			Code:      "area_code",
-			Name:      "area_name",
-			Parent:    "parent_area",
-			CodeLimit: 50,
-			NameLimit: 100,
+		Reference{
+			Self: Area.Type,
+			Resource: config.Resource{
+				Name:   "area",
+				Path:   "areas",
+				Table:  "personnel_area",
+				Fields: config.ResourceFields{Code: "area_code", Name: "area_name", Parent: "parent_area"},
+				Limits: config.ResourceLimits{Code: 50, Name: 100},
+			},
 		},
 	}
 }

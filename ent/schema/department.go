@@ -2,24 +2,29 @@
 
 package schema
 
-import "entgo.io/ent"
+import (
+	"entgo.io/ent"
+
+	"personnel/config"
+)
 
 // Department is the department resource, served at /personnel/api/departments/.
 type Department struct {
 	ent.Schema
 }
 
-// Mixin makes Department a hierarchy stored in personnel_department.
+// Mixin makes Department a reference resource stored in personnel_department.
 func (Department) Mixin() []ent.Mixin {
 	return []ent.Mixin{
-		Hierarchy{
-			Self:      Department.Type,
-			Table:     "personnel_department",
-			Code:      "dept_code",
-			Name:      "dept_name",
-			Parent:    "parent_dept",
-			CodeLimit: 50,
-			NameLimit: 100,
+		Reference{
+			Self: Department.Type,
+			Resource: config.Resource{
+				Name:   "department",
+				Path:   "departments",
+				Table:  "personnel_department",
+				Fields: config.ResourceFields{Code: "dept_code", Name: "dept_name", Parent: "parent_dept"},
+				Limits: config.ResourceLimits{Code: 50, Name: 100},
+			},
 		},
 	}
 }

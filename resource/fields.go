@@ -1,0 +1,172 @@
+package resource
+
+import (
+	"strconv"
+
+	"personnel/config"
+)
+
+// Kind is what a field holds, which decides how it is decoded, stored,
+// compared and rendered.
+type Kind uint8
+
+// The kinds of field.
+const (
+	KindText    Kind = iota // a string: code, name, string extras
+	KindChoice              // a string from a fixed list
+	KindInteger             // a 64-bit integer
+	KindBoolean             // true or false
+	KindDate                // a calendar date, YYYY-MM-DD
+	KindParent              // the id of another record of the resource
+)
+
+// Op is a list filter's comparison.
+type Op uint8
+
+// The filter comparisons.
+const (
+	OpExact     Op = iota // equal (for the parent: records under this id)
+	OpIContains           // contains, ignoring case
+	OpGTE                 // at least
+	OpLTE                 // at most
+	OpIsNull              // null (true) or not (false)
+)
+
+// opNames are the config and query spellings of the comparisons.
+var opNames = map[string]Op{
+	config.FilterExact: OpExact, config.FilterIContains: OpIContains,
+	config.FilterGTE: OpGTE, config.FilterLTE: OpLTE, config.FilterIsNull: OpIsNull,
+}
+
+// Field is one field of a resource, as every concern sees it: the JSON key
+// it is read and written under, its column, its rules and its filters. A
+// resource's fields are worked out once, at registration, from its config
+// entry; nothing else in the service spells out code, name or parent.
+type Field struct {
+	Key      string   // JSON key, base of its query parameters, and column
+	Column   string   // column of the value
+	Fold     string   // column of its case-folded copy; "" when there is none
+	Kind     Kind     //
+	Unique   bool     // no two records share it, ignoring letter case
+	Required bool     // a create must give it
+	Replaced bool     // PUT must give it too (otherwise PUT keeps it when omitted)
+	Nullable bool     // null is a value; for text, blank is allowed too
+	MaxLen   int      // text: most characters
+	Min, Max *int64   // integer: bounds
+	Choices  []string // choice: the values allowed
+	Default  Value    // a create that omits it stores this (Valid false: null)
+	Filters  []Op     // the filters the list offers on it
+	Sortable bool     // the list may be ordered by it
+	Doc      string   // what it is, for the OpenAPI document
+}
+
+// Has reports whether the field offers filter op.
+func (f *Field) Has(op Op) bool {
+	for _, o := range f.Filters {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// Value is the value of one field of one record. Text, choices and dates
+// (written YYYY-MM-DD) are in Str; integers, parent ids and booleans (1
+// for true) in Int.
+type Value struct {
+	Str   string
+	Int   int64
+	Valid bool // false: null
+}
+
+// Row is one stored record: its id and a value for each of the resource's
+// fields, in the order of its field table.
+type Row struct {
+	ID     int
+	Values []Value
+}
+
+// Fields is the field table of a resource, in the order fields are
+// rendered (after the id).
+type Fields struct {
+	List   []Field
+	Code   int // index of the unique code
+	Name   int // index of the name
+	Parent int // index of the parent; -1 for a flat resource
+}
+
+// newFields builds the field table of a resource from its config entry.
+func newFields(d config.Resource) Fields {
+	fs := Fields{Parent: -1}
+	add := func(f Field) int {
+		fs.List = append(fs.List, f)
+		return len(fs.List) - 1
+	}
+	both := []Op{OpExact, OpIContains}
+	fs.Code = add(Field{Key: d.Fields.Code, Column: d.Fields.Code, Fold: d.Fields.Code + "_fold", Kind: KindText,
+		Unique: true, Required: true, Replaced: true, MaxLen: d.Limits.Code, Filters: both, Sortable: true,
+		Doc: "Unique within the resource regardless of letter case."})
+	fs.Name = add(Field{Key: d.Fields.Name, Column: d.Fields.Name, Fold: d.Fields.Name + "_fold", Kind: KindText,
+		Required: true, Replaced: true, MaxLen: d.Limits.Name, Filters: both, Sortable: true})
+	if d.Hierarchical() {
+		fs.Parent = add(Field{Key: d.Fields.Parent, Column: d.Fields.Parent + "_id", Kind: KindParent,
+			Nullable: true, Filters: []Op{OpExact, OpIsNull},
+			Doc: "The id of the parent " + d.Name + ", or null for a root."})
+	}
+	for _, e := range d.Extra {
+		f := Field{Key: e.Name, Column: e.Name, Required: e.Required, Nullable: !e.Required,
+			Min: e.Min, Max: e.Max, Choices: e.Choices, Sortable: e.Ordering}
+		switch e.Type {
+		case config.TypeString:
+			f.Kind, f.MaxLen = KindText, e.MaxLength
+		case config.TypeChoice:
+			f.Kind = KindChoice
+		case config.TypeInteger:
+			f.Kind = KindInteger
+		case config.TypeBoolean:
+			f.Kind = KindBoolean
+		case config.TypeDate:
+			f.Kind = KindDate
+		}
+		if e.Folded() {
+			f.Fold = e.Name + "_fold"
+		}
+		for _, name := range e.Filters {
+			f.Filters = append(f.Filters, opNames[name])
+		}
+		if e.Default != nil {
+			f.Default = configValue(f.Kind, *e.Default)
+		}
+		add(f)
+	}
+	return fs
+}
+
+// configValue converts a default as written in the config, which the
+// config check has validated, to a Value.
+func configValue(k Kind, v string) Value {
+	switch k {
+	case KindInteger:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return Value{Int: n, Valid: true}
+	case KindBoolean:
+		if v == "true" {
+			return Value{Int: 1, Valid: true}
+		}
+		return Value{Valid: true}
+	}
+	return Value{Str: v, Valid: true}
+}
+
+// Hierarchical reports whether records have a parent.
+func (fs Fields) Hierarchical() bool { return fs.Parent >= 0 }
+
+// ByKey returns the index of the field with JSON key key, or -1.
+func (fs Fields) ByKey(key string) int {
+	for i := range fs.List {
+		if fs.List[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}

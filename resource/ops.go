@@ -1,0 +1,286 @@
+package resource
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"personnel/apierror"
+	"personnel/jsonbody"
+)
+
+// Operation is one operation of a resource: its route, its handler and its
+// OpenAPI entry, from one value, so the document describes exactly what is
+// served.
+type Operation struct {
+	ID       string // operationId: listDepartments, readDepartment, departmentTree...; "" for an answer that is not an operation (405)
+	Method   string
+	Path     string // below the API root, {id} for the record id, with its trailing slash
+	Tag      string // the resource's path, which groups its operations
+	Summary  string
+	Params   []Param
+	Body     string // schema of the request body; "" for none
+	Status   int    // success status
+	Response string // schema of the success body; "" for none
+	Headers  []string
+	Errors   string // the error statuses it may answer, for people
+	handle   func(c *gin.Context) error
+}
+
+// Param is a parameter of an operation.
+type Param struct {
+	Name     string
+	In       string // "path", "query" or "header"
+	Required bool
+	Doc      string
+	Schema   map[string]any
+}
+
+// handler adapts op's handler, which returns an error, to gin: the one
+// place where an operation's error is written.
+func (op Operation) handler() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := op.handle(c); err != nil {
+			apierror.Write(c.Request.Context(), c.Writer, err)
+			c.Abort()
+		}
+	}
+}
+
+// camel turns "cost_centre" or "cost-centres" into "CostCentre(s)".
+func camel(s string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// operations lists r's operations.
+func (r *Resource) operations() []Operation {
+	one, many := camel(r.desc.Name), camel(r.desc.Path)
+	lower := strings.ToLower(one[:1]) + one[1:]
+	coll, item, tree := "/"+r.desc.Path+"/", "/"+r.desc.Path+"/{id}/", "/"+r.desc.Path+"/tree/"
+	id := Param{Name: "id", In: "path", Required: true, Doc: "The id of a " + r.desc.Name + "; anything else is a 404.",
+		Schema: map[string]any{"type": "integer", "minimum": 1}}
+	ifMatch := Param{Name: "If-Match", In: "header", Doc: "Apply only if the record's ETag is one of these (`*`: any existing record); else 412.",
+		Schema: map[string]any{"type": "string"}}
+	writeErrors := "400 invalid fields (duplicate code, missing or circular parent), 401, 403 a viewer, 404, 412 stale If-Match, 413, 415"
+	ops := []Operation{
+		{ID: "list" + many, Method: http.MethodGet, Path: coll, Summary: "List " + r.desc.Path + ".",
+			Params: r.listParams(), Status: http.StatusOK, Response: one + "Page",
+			Errors: "400 malformed parameter, 401, 404 invalid page", handle: r.handleList},
+		{ID: "create" + one, Method: http.MethodPost, Path: coll, Summary: "Create a " + r.desc.Name + ".",
+			Body: one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
+			Errors: writeErrors, handle: r.handleCreate},
+	}
+	if r.fields.Hierarchical() {
+		ops = append(ops, Operation{ID: lower + "Tree", Method: http.MethodGet, Path: tree,
+			Summary: "Records nested with their children (siblings by id).",
+			Params: []Param{
+				{Name: "root", In: "query", Doc: "The id of the subtree's root; none: the whole forest.", Schema: map[string]any{"type": "integer", "minimum": 1}},
+				{Name: "depth", In: "query", Doc: "Levels below the roots; 0: the roots alone.", Schema: map[string]any{"type": "integer", "minimum": 0}},
+			},
+			Status: http.StatusOK, Response: one + "Tree",
+			Errors: fmt.Sprintf("400 more than %d nodes (ask for a root or a depth) or a malformed parameter, 401, 404 no such root", r.opts.TreeNodeLimit),
+			handle: r.handleTree})
+		// Without these, gin would take "tree" for an id of the item routes.
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			ops = append(ops, Operation{Method: m, Path: tree, handle: onlyGET})
+		}
+	}
+	ops = append(ops,
+		Operation{ID: "read" + one, Method: http.MethodGet, Path: item, Summary: "Read a " + r.desc.Name + ".",
+			Params: []Param{id}, Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
+			Errors: "401, 404", handle: r.handleRead},
+		Operation{ID: "update" + one, Method: http.MethodPut, Path: item,
+			Summary: "Replace a " + r.desc.Name + " (fields other than code and name are kept when omitted).",
+			Params:  []Param{id, ifMatch}, Body: one + "Replace", Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
+			Errors: writeErrors, handle: func(c *gin.Context) error { return r.update(c, ModeReplace) }},
+		Operation{ID: "patch" + one, Method: http.MethodPatch, Path: item, Summary: "Change some fields of a " + r.desc.Name + ".",
+			Params: []Param{id, ifMatch}, Body: one + "Patch", Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
+			Errors: writeErrors, handle: func(c *gin.Context) error { return r.update(c, ModePatch) }},
+		Operation{ID: "delete" + one, Method: http.MethodDelete, Path: item, Summary: "Delete a " + r.desc.Name + ".",
+			Params: []Param{id, ifMatch}, Status: http.StatusNoContent,
+			Errors: "401, 403, 404, 409 still a parent, 412", handle: r.handleDelete},
+	)
+	if r.fields.Hierarchical() {
+		ops = append(ops,
+			Operation{ID: lower + "Descendants", Method: http.MethodGet, Path: item + "descendants/",
+				Summary: "Every " + r.desc.Name + " below one, at any depth; the list parameters apply.",
+				Params:  append([]Param{id}, r.listParams()...), Status: http.StatusOK, Response: one + "Page",
+				Errors: "400, 401, 404", handle: r.handleDescendants},
+			Operation{ID: lower + "Ancestors", Method: http.MethodGet, Path: item + "ancestors/",
+				Summary: "The " + r.desc.Path + " above one, from the root down to its parent; not paged.",
+				Params:  []Param{id}, Status: http.StatusOK, Response: one + "Page",
+				Errors: "401, 404", handle: r.handleAncestors},
+		)
+	}
+	for i := range ops {
+		ops[i].Tag = r.desc.Path
+	}
+	return ops
+}
+
+// The handlers only move values between HTTP and the typed operations:
+// parse, call, render. They return errors; Operation.handler writes them.
+
+func (r *Resource) handleList(c *gin.Context) error {
+	q, err := r.ParseQuery(c.Request.URL.Query())
+	if err != nil {
+		return err
+	}
+	p, err := r.List(c.Request.Context(), q)
+	if err != nil {
+		return err
+	}
+	r.writePage(c, p)
+	return nil
+}
+
+// writePage renders a page in the list envelope, with links to its
+// neighbours.
+func (r *Resource) writePage(c *gin.Context, p Page) {
+	var next, previous string
+	if p.Page < p.LastPage() {
+		next = r.opts.Links.Page(c.Request, p.Page+1)
+	}
+	if p.Page > 1 {
+		previous = r.opts.Links.Page(c.Request, p.Page-1)
+	}
+	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows)
+	c.Data(http.StatusOK, "application/json", body)
+}
+
+func (r *Resource) handleDescendants(c *gin.Context) error {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		return apierror.NotFoundError()
+	}
+	q, err := r.ParseQuery(c.Request.URL.Query())
+	if err != nil {
+		return err
+	}
+	p, err := r.Descendants(c.Request.Context(), id, q)
+	if err != nil {
+		return err
+	}
+	r.writePage(c, p)
+	return nil
+}
+
+func (r *Resource) handleAncestors(c *gin.Context) error {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		return apierror.NotFoundError()
+	}
+	rows, err := r.Ancestors(c.Request.Context(), id)
+	if err != nil {
+		return err
+	}
+	c.Data(http.StatusOK, "application/json", r.appendEnvelope(make([]byte, 0, 128+96*len(rows)), len(rows), "", "", rows))
+	return nil
+}
+
+func (r *Resource) handleTree(c *gin.Context) error {
+	tq, err := ParseTreeQuery(c.Request.URL.Query())
+	if err != nil {
+		return err
+	}
+	nodes, err := r.Tree(c.Request.Context(), tq, r.opts.TreeNodeLimit)
+	if err != nil {
+		return err
+	}
+	b := append(make([]byte, 0, 4096), `{"code":0,"msg":"","data":`...)
+	b = append(r.appendNodes(b, nodes), '}')
+	c.Data(http.StatusOK, "application/json", b)
+	return nil
+}
+
+// onlyGET answers a method the tree path does not have.
+func onlyGET(c *gin.Context) error {
+	c.Header("Allow", http.MethodGet)
+	return apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method))
+}
+
+func (r *Resource) handleRead(c *gin.Context) error {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		return apierror.NotFoundError()
+	}
+	row, err := r.Get(c.Request.Context(), id)
+	if err != nil {
+		return err
+	}
+	c.Header("ETag", r.ETag(row))
+	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+	return nil
+}
+
+func (r *Resource) handleCreate(c *gin.Context) error {
+	in, err := r.readInput(c, ModeCreate)
+	if err != nil {
+		return err
+	}
+	row, err := r.Create(c.Request.Context(), in)
+	if err != nil {
+		return err
+	}
+	c.Header("Location", r.opts.Links.Record(c.Request, row.ID))
+	c.Header("ETag", r.ETag(row))
+	c.Data(http.StatusCreated, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+	return nil
+}
+
+func (r *Resource) update(c *gin.Context, mode Mode) error {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		return apierror.NotFoundError()
+	}
+	in, err := r.readInput(c, mode)
+	if err != nil {
+		// As in Django REST Framework, a missing record is a 404 whatever
+		// the body; the look-up costs nothing on the path that succeeds.
+		if _, gerr := r.Get(c.Request.Context(), id); gerr != nil {
+			return gerr
+		}
+		return err
+	}
+	row, err := r.Update(c.Request.Context(), id, in, ParsePrecondition(c.Request.Header.Values("If-Match")))
+	if err != nil {
+		return err
+	}
+	c.Header("ETag", r.ETag(row))
+	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+	return nil
+}
+
+func (r *Resource) handleDelete(c *gin.Context) error {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		return apierror.NotFoundError()
+	}
+	if err := r.Delete(c.Request.Context(), id, ParsePrecondition(c.Request.Header.Values("If-Match"))); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
+func (r *Resource) readInput(c *gin.Context, mode Mode) (Input, error) {
+	m, err := jsonbody.Object(c.Request, r.opts.BodyLimit)
+	if err != nil {
+		return Input{}, err
+	}
+	return r.DecodeInput(m, mode)
+}
+
+// parseID parses a path id: ASCII digits naming a positive int. Anything
+// else names no record.
+func parseID(s string) (int, bool) {
+	n, ok := positiveInt(s)
+	return n, ok && n != math.MaxInt
+}

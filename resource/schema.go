@@ -1,0 +1,195 @@
+package resource
+
+import (
+	"fmt"
+	"strings"
+)
+
+// obj is a JSON object of the OpenAPI document.
+type obj = map[string]any
+
+// schema is the JSON schema of a value of f, as rendered.
+func (f *Field) schema() obj {
+	var s obj
+	switch f.Kind {
+	case KindText:
+		s = obj{"type": "string", "maxLength": f.MaxLen}
+		if !f.Nullable {
+			s["minLength"] = 1
+		}
+	case KindChoice:
+		s = obj{"type": "string", "enum": f.Choices}
+	case KindInteger:
+		s = obj{"type": "integer", "format": "int64"}
+		if f.Min != nil {
+			s["minimum"] = *f.Min
+		}
+		if f.Max != nil {
+			s["maximum"] = *f.Max
+		}
+	case KindBoolean:
+		s = obj{"type": "boolean"}
+	case KindDate:
+		s = obj{"type": "string", "format": "date"}
+	case KindParent:
+		s = obj{"type": "integer", "minimum": 1}
+	}
+	if f.Nullable {
+		s["nullable"] = true
+	}
+	if f.Doc != "" {
+		s["description"] = f.Doc
+	}
+	return s
+}
+
+// writeSchema is the JSON schema of f in a request body: what DecodeInput
+// accepts.
+func (f *Field) writeSchema(mode Mode) obj {
+	s := f.schema()
+	var doc []string
+	switch f.Kind {
+	case KindText:
+		doc = append(doc, fmt.Sprintf("Trimmed of surrounding white space, then at most %d characters.", f.MaxLen))
+		delete(s, "maxLength") // counted after trimming
+	case KindParent:
+		s = obj{"nullable": true, "anyOf": []obj{{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}}}
+		doc = append(doc, "The id of the parent, as an integer or a string of digits; null clears it. It must exist, and must be neither the record itself nor below it.")
+	case KindInteger:
+		s = obj{"nullable": f.Nullable, "anyOf": []obj{s, {"type": "string", "pattern": `^\s*[-+]?[0-9]+(\.0*)?\s*$`}}}
+	case KindBoolean:
+		s = obj{"nullable": f.Nullable, "anyOf": []obj{{"type": "boolean"}, {"type": "integer", "enum": []int{0, 1}}, {"type": "string"}}}
+	}
+	if f.Doc != "" {
+		doc = append(doc, f.Doc)
+	}
+	if mode != ModeCreate && !f.Replaced || mode == ModeCreate && !f.Required && f.Default.Valid {
+		if mode == ModeCreate {
+			doc = append(doc, "Omitted: the default.")
+		} else {
+			doc = append(doc, "Omitted: kept as it is.")
+		}
+	}
+	if mode == ModeCreate && f.Default.Valid {
+		s["default"] = defaultJSON(f)
+	}
+	if len(doc) > 0 {
+		s["description"] = strings.Join(doc, " ")
+	}
+	return s
+}
+
+func defaultJSON(f *Field) any {
+	switch f.Kind {
+	case KindInteger:
+		return f.Default.Int
+	case KindBoolean:
+		return f.Default.Int == 1
+	}
+	return f.Default.Str
+}
+
+// Schemas returns the JSON schemas of r's bodies, by name: the record, its
+// create, replace and patch bodies, the list page, and for a hierarchy the
+// tree node and tree.
+func (r *Resource) Schemas() map[string]any {
+	one := camel(r.desc.Name)
+	record := obj{"id": obj{"type": "integer", "minimum": 1}}
+	required := []string{"id"}
+	for i := range r.fields.List {
+		f := &r.fields.List[i]
+		record[f.Key] = f.schema()
+		required = append(required, f.Key)
+	}
+	s := map[string]any{
+		one: obj{"type": "object", "required": required, "properties": record},
+	}
+	for _, b := range []struct {
+		name string
+		mode Mode
+		doc  string
+	}{
+		{"Create", ModeCreate, "Fields the resource does not have (id among them) are ignored."},
+		{"Replace", ModeReplace, "Code and name are required; other fields omitted are kept."},
+		{"Patch", ModePatch, "Only the fields given change; {} changes nothing."},
+	} {
+		props, req := obj{}, []string{}
+		for i := range r.fields.List {
+			f := &r.fields.List[i]
+			props[f.Key] = f.writeSchema(b.mode)
+			if b.mode == ModeCreate && f.Required || b.mode == ModeReplace && f.Replaced {
+				req = append(req, f.Key)
+			}
+		}
+		body := obj{"type": "object", "properties": props, "description": b.doc}
+		if len(req) > 0 {
+			body["required"] = req
+		}
+		s[one+b.name] = body
+	}
+	link := obj{"type": "string", "format": "uri", "nullable": true}
+	envelope := func(data obj, paged bool) obj {
+		props := obj{
+			"msg":  obj{"type": "string", "enum": []string{""}},
+			"code": obj{"type": "integer", "enum": []int{0}},
+			"data": data,
+		}
+		req := []string{"msg", "code", "data"}
+		if paged {
+			props["count"] = obj{"type": "integer", "minimum": 0, "description": "Records matching the filters."}
+			props["next"], props["previous"] = link, link
+			req = append([]string{"count", "next", "previous"}, req...)
+		}
+		return obj{"type": "object", "required": req, "properties": props}
+	}
+	ref := func(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
+	s[one+"Page"] = envelope(obj{"type": "array", "items": ref(one)}, true)
+	if r.fields.Hierarchical() {
+		node := obj{"children": obj{"type": "array", "items": ref(one + "Node")}}
+		for k, v := range record {
+			node[k] = v
+		}
+		s[one+"Node"] = obj{"type": "object", "required": append(required, "children"), "properties": node}
+		s[one+"Tree"] = envelope(obj{"type": "array", "items": ref(one + "Node")}, false)
+	}
+	return s
+}
+
+// listParams are the query parameters of a list (and of descendants).
+func (r *Resource) listParams() []Param {
+	ps := []Param{
+		{Name: "page", In: "query", Doc: "Page number from 1, or `last`. A page that is not one, or past the last, is a 404.",
+			Schema: obj{"type": "string", "pattern": "^([1-9][0-9]*|last)$"}},
+		{Name: "page_size", In: "query", Doc: fmt.Sprintf("Records per page (default %d); above %d is clamped; not a positive integer: the default (strict mode: 400).", DefaultPageSize, r.opts.PageSizeMax),
+			Schema: obj{"type": "string"}},
+	}
+	what := map[Op]string{
+		OpExact: "equal to this (text: exact and case-sensitive)", OpIContains: "containing this, ignoring letter case (all of Unicode); % and _ are literal",
+		OpGTE: "at least this", OpLTE: "at most this", OpIsNull: "true: only records without a value; false: only records with one",
+	}
+	for _, p := range r.params {
+		f := &r.fields.List[p.field]
+		doc := f.Key + " " + what[p.op] + "."
+		schema := obj{"type": "string"}
+		switch {
+		case p.op == OpIsNull || f.Kind == KindBoolean:
+			schema = obj{"type": "string", "enum": []string{"", "true", "false", "True", "False", "1", "0"}}
+		case f.Kind == KindParent:
+			doc = "Records whose " + f.Key + " is this id."
+		case f.Kind == KindInteger:
+			schema = obj{"type": "string", "pattern": "^(-?[0-9]+)?$"}
+		case f.Kind == KindDate:
+			schema = obj{"type": "string", "pattern": `^([0-9]{4}-[0-9]{2}-[0-9]{2})?$`}
+		}
+		if p.op == OpIsNull && f.Kind == KindParent {
+			doc = "true: only roots; false: only records with a parent."
+		}
+		ps = append(ps, Param{Name: p.name, In: "query", Doc: doc, Schema: schema})
+	}
+	ps = append(ps, Param{Name: "ordering", In: "query",
+		Doc: "Comma-separated fields from " + r.sortNames + "; a leading - sorts descending. " +
+			"Text sorts ignoring letter case, then by exact value; id breaks ties in the direction of the last field. " +
+			"Unknown terms are dropped (strict mode: 400).",
+		Schema: obj{"type": "string"}})
+	return ps
+}
