@@ -73,7 +73,8 @@ const (
 
 // Bounds of extra fields. String columns longer than MaxSortableLength
 // cannot be in an index together with their folded copy within InnoDB's
-// key limit, so only shorter strings may sort.
+// key limit, so only shorter strings may sort; it is also their default
+// length.
 const (
 	DefaultStringLength = 255
 	MaxStringLength     = 1000
@@ -324,6 +325,9 @@ func (e *ExtraField) check(key string) []string {
 	}
 	if e.Type == TypeString && e.MaxLength == 0 {
 		e.MaxLength = DefaultStringLength
+		if e.Ordering {
+			e.MaxLength = MaxSortableLength
+		}
 	}
 	switch {
 	case e.Type != TypeString && e.MaxLength != 0:

@@ -12,8 +12,32 @@ func TestResources_TheShippedListIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].TypeName() != "Department" || rs[1].Limits != (config.ResourceLimits{Code: 50, Name: 100}) {
-		t.Fatalf("resources %+v", rs)
+	if len(rs) == 0 {
+		t.Fatal("no resources")
+	}
+	for _, r := range rs {
+		if r.Limits.Code < 1 || r.Limits.Name < 1 {
+			t.Errorf("%s: limits not filled in: %+v", r.Name, r.Limits)
+		}
+	}
+}
+
+func TestParseResources_ExtraFieldsAndFlatResources(t *testing.T) {
+	rs, err := config.ParseResources([]byte(`resources:
+  - name: leave_type
+    path: leave-types
+    table: personnel_leave_type
+    fields: {code: leave_code, name: leave_name}
+    extra:
+      - {name: paid, type: boolean, default: true, filters: [exact]}
+      - {name: note, type: string, filters: [icontains], ordering: true}
+`), "resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	if r.Hierarchical() || len(r.Extra) != 2 || *r.Extra[0].Default != "true" || r.Extra[1].MaxLength != config.MaxSortableLength || !r.Extra[1].Folded() {
+		t.Fatalf("parsed %+v", r)
 	}
 }
 
@@ -36,6 +60,17 @@ func TestParseResources_BadEntriesNameTheEntry(t *testing.T) {
 		{"derived names collide", "resources:\n" + entry("position", "positions", "t", "x", "x_fold", "p"), `fields.code and fields.name both give the name "x_fold"`},
 		{"limit too large", "resources:\n" + good + "    limits:\n      name: 500\n", `limits.name: 500 is outside`},
 		{"unknown key", "resources:\n" + good + "    colour: red\n", `field colour not found`},
+		{"field named like an error key", "resources:\n" + entry("position", "positions", "t", "detail", "n", "p"), `fields.code: "detail" is reserved`},
+		{"extra of an unknown type", "resources:\n" + good + "    extra:\n      - {name: level, type: float}\n", `extra "level": type "float" is not one of`},
+		{"extra filter its type lacks", "resources:\n" + good + "    extra:\n      - {name: level, type: integer, filters: [icontains]}\n", `filters: "icontains" is not a filter of a integer`},
+		{"extra default of the wrong type", "resources:\n" + good + "    extra:\n      - {name: active, type: boolean, default: maybe}\n", `default "maybe": not "true" or "false"`},
+		{"extra default outside the bounds", "resources:\n" + good + "    extra:\n      - {name: level, type: integer, min: 0, max: 9, default: 10}\n", `default "10": above max 9`},
+		{"extra choice without choices", "resources:\n" + good + "    extra:\n      - {name: grade, type: choice}\n", `choices: a choice field needs at least one`},
+		{"extra isnull on a required field", "resources:\n" + good + "    extra:\n      - {name: grade, type: choice, choices: [a], required: true, filters: [isnull]}\n", `isnull applies to optional fields only`},
+		{"extra sorted string too long", "resources:\n" + good + "    extra:\n      - {name: note, type: string, max_length: 500, ordering: true}\n", `a string may sort only with a max_length of at most 190`},
+		{"extra clashing with a filter", "resources:\n" + good + "    extra:\n      - {name: position_name_icontains, type: string}\n", `both give the name "position_name_icontains"`},
+		{"extra named like the code", "resources:\n" + good + "    extra:\n      - {name: position_code, type: string}\n", `both give the name "position_code"`},
+		{"extra named id", "resources:\n" + good + "    extra:\n      - {name: id, type: integer}\n", `extra "id": name: "id" is reserved`},
 		{"empty", "resources: []\n", "no resources"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -110,7 +110,7 @@ func response(desc string, schema any) obj {
 	return r
 }
 
-// errors is the default response of every operation: the contract's error
+// errorsResponse is the default response of every operation: the error
 // shape, whatever the status.
 func errorsResponse(statuses string) obj {
 	return response("An error: "+statuses+". The body's code is the HTTP status.", ref("Error"))

@@ -142,6 +142,10 @@ func decodeText(f *Field, raw json.RawMessage) (Value, string) {
 	if !ok {
 		return Value{}, msgNotString
 	}
+	if r, lone := loneSurrogate(raw); lone {
+		// encoding/json would quietly store U+FFFD instead.
+		return Value{}, fmt.Sprintf("Surrogate characters are not allowed: U+%X.", r)
+	}
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "" && !f.Nullable:
@@ -152,6 +156,40 @@ func decodeText(f *Field, raw json.RawMessage) (Value, string) {
 		return Value{}, msgTooLong(f.MaxLen)
 	}
 	return Value{Str: s, Valid: true}, ""
+}
+
+// loneSurrogate finds a \uXXXX escape in a JSON string that is half of a
+// UTF-16 surrogate pair without its other half.
+func loneSurrogate(raw json.RawMessage) (rune, bool) {
+	escape := func(i int) (rune, bool) { // the \uXXXX at i, if any
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := escape(i)
+		if !ok {
+			i++ // an escape of one character, such as \\ or \"
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low, ok := escape(i + 6); ok && low >= 0xDC00 && low <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return r, true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return r, true
+		}
+		i += 5
+	}
+	return 0, false
 }
 
 // decodeInteger accepts what Django REST Framework's IntegerField does: a

@@ -28,6 +28,8 @@ type statements struct {
 	search      string // SQLite: the search index, quoted
 	searchCount string // SQLite: how many records a search finds
 	storedCount string // SQLite: the record count its triggers keep
+	depth       string // how many ancestors ? has
+	height      string // how many levels lie below ? (0 for a leaf)
 	subtree     string // "subtree"(id, depth): every record below ?
 	up          string // "up"(id, depth): the ancestors of ?, 1 for the parent
 	forest      string // "forest"(id, depth): the tree from root ?, 0 for the root
@@ -100,6 +102,8 @@ func (r *Resource) newStatements() statements {
 		Raw(" JOIN ").Ident("up").Raw(" ON ").Col("p", "id").Raw(" = ").Col("up", "id").
 		Raw(" WHERE ").Col("p", parent).Raw(" IS NOT NULL AND ").Col("up", "depth").Raw(" < " + limit + ")")
 	st.up = up.String()
+	st.depth = r.newSQL().Raw(st.up).Raw(" SELECT COUNT(*) FROM ").Ident("up").String()
+	st.height = r.newSQL().Raw(st.subtree).Raw(" SELECT COALESCE(MAX(").Ident("depth").Raw("), 0) FROM ").Ident("subtree").String()
 	return st
 }
 

@@ -90,6 +90,15 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 		}
 	}
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
+		if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
+			var depth int
+			if err := queryRow(ctx, tx, r.sql.depth, []any{row.Values[p].Int}, &depth); err != nil {
+				return err
+			}
+			if depth+1 >= MaxDepth {
+				return apierror.Fields(r.tooDeep(int(row.Values[p].Int)))
+			}
+		}
 		res, err := tx.ExecContext(ctx, r.insertOne, r.values(row.Values)...)
 		if err == nil {
 			id, err := res.LastInsertId()
@@ -275,7 +284,18 @@ func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent i
 		if err != nil {
 			return nil, err
 		}
-		if !up.Valid || id == 0 { // a new record cannot be anyone's ancestor
+		if id == 0 { // a new record cannot be anyone's ancestor
+			return nil, nil
+		}
+		if !up.Valid { // the root: the record would sit len(seen)+1 levels below it
+			var height int
+			if err := queryRow(ctx, tx, r.sql.height, []any{id}, &height); err != nil {
+				return nil, err
+			}
+			if len(seen)+1+height >= MaxDepth {
+				fe := r.tooDeep(parent)
+				return &fe, nil
+			}
 			return nil, nil
 		}
 		next := int(up.Int64)
@@ -289,6 +309,13 @@ func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent i
 		seen[next] = true
 		cur = next
 	}
+}
+
+// tooDeep is the error of a record that would lie MaxDepth or more levels
+// below its root: deeper than the hierarchy queries follow.
+func (r *Resource) tooDeep(parent int) apierror.FieldError {
+	return apierror.FieldError{Field: r.fields.List[r.fields.Parent].Key, Msg: fmt.Sprintf(
+		"This %s cannot be placed under %s %d: the hierarchy would be more than %d levels deep.", r.desc.Name, r.desc.Name, parent, MaxDepth)}
 }
 
 func (r *Resource) checkPrecondition(ifMatch Precondition, row Row) error {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -179,5 +180,23 @@ func TestCreate_ReportsEveryInvalidFieldAtOnce(t *testing.T) {
 		a.create(r, "DUP", "x", nil)
 		resp = a.do(http.MethodPost, r.coll(), r.body("dup", "x", 424242))
 		wantError(t, resp, http.StatusBadRequest, r.Fields.Code, "", r.Fields.Parent, `Invalid pk "424242" - object does not exist.`)
+	})
+}
+
+func TestCreate_NullAndLoneSurrogateCharactersAre400(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		for _, tc := range []struct{ code, msg string }{
+			{`A\u0000B`, "Null characters are not allowed."},
+			{`A\ud800B`, "Surrogate characters are not allowed: U+D800."},
+			{`\udfff`, "Surrogate characters are not allowed: U+DFFF."},
+		} {
+			body := r.body("", "x", omit)
+			raw, _ := json.Marshal(body)
+			raw = append([]byte(`{"`+r.Fields.Code+`":"`+tc.code+`",`), raw[1:]...)
+			wantError(t, a.do(http.MethodPost, r.coll(), raw), http.StatusBadRequest, r.Fields.Code, tc.msg)
+		}
+		if lb := a.list(r, ""); lb.Count != 0 {
+			t.Fatalf("refused creates stored %d records", lb.Count)
+		}
 	})
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"personnel/resource"
+	"personnel/server"
 
 	"personnel/config"
 )
@@ -286,5 +290,40 @@ func TestDescendants_PagingInIDOrderVisitsEachOnce(t *testing.T) {
 			t.Errorf("page=last: %v (count %d)", got, last.Count)
 		}
 		wantError(t, a.do(http.MethodGet, base+"?page_size=4&page=3", nil), http.StatusNotFound)
+	})
+}
+
+// The hierarchy queries follow MaxDepth levels: no write may make a chain
+// deeper, so no answer is ever cut off.
+func TestHierarchy_AChainDeeperThanTheBoundIsRefusedNamingTheParent(t *testing.T) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
+		load := server.Loaders(a.db)[r.Name]
+		ids := make([]int, resource.MaxDepth) // depths 0 .. MaxDepth-1, the deepest allowed
+		for i := range ids {
+			rec := resource.NewRecord{Code: fmt.Sprintf("D%04d", i), Name: "deep"}
+			if i > 0 {
+				rec.ParentID = &ids[i-1]
+			}
+			got, err := load.Load(context.Background(), []resource.NewRecord{rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = got[0]
+		}
+		deepest := ids[len(ids)-1]
+		msg := fmt.Sprintf("This %s cannot be placed under %s %d: the hierarchy would be more than %d levels deep.", r.Name, r.Name, deepest, resource.MaxDepth)
+		wantError(t, a.do(http.MethodPost, r.coll(), r.body("TOO-DEEP", "x", deepest)), http.StatusBadRequest, r.Fields.Parent, msg)
+		loose := a.create(r, "LOOSE", "x", nil)
+		wantError(t, a.do(http.MethodPatch, r.item(loose), map[string]any{r.Fields.Parent: deepest}), http.StatusBadRequest, r.Fields.Parent, msg)
+		// A subtree of two levels fits under the one but last, not under the last.
+		top := a.create(r, "TOP", "x", nil)
+		a.create(r, "BELOW", "x", top)
+		wantError(t, a.do(http.MethodPatch, r.item(top), map[string]any{r.Fields.Parent: ids[len(ids)-2]}), http.StatusBadRequest, r.Fields.Parent, "")
+		if resp := a.do(http.MethodPatch, r.item(top), map[string]any{r.Fields.Parent: ids[len(ids)-3]}); resp.Status != http.StatusOK {
+			t.Fatalf("a move within the bound: %s", resp)
+		}
+		if desc := r.decodeList(t, a.do(http.MethodGet, r.item(ids[0])+"descendants/?page_size=1", nil)); desc.Count != resource.MaxDepth-1+2 {
+			t.Fatalf("descendants of the top: count %d, want every one of %d", desc.Count, resource.MaxDepth+1)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,10 +11,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "modernc.org/sqlite"
 )
 
-// positionEntry is the resource the end-to-end test adds, exactly as an
-// operator would.
+// positionEntry is the resource the end-to-end test adds first, exactly as
+// an operator would.
 const positionEntry = `
   - name: position
     path: positions
@@ -24,10 +27,54 @@ const positionEntry = `
       parent: parent_position
 `
 
+// extraEntries are what the test then adds: typed extra fields of every
+// type on positions (as the README shows them), and a flat resource.
+const extraEntries = `    extra:
+      - name: level
+        type: integer
+        min: 0
+        max: 100
+        filters: [exact, gte, lte]
+        ordering: true
+      - name: description
+        type: string
+        max_length: 500
+        filters: [exact, icontains]
+      - name: active
+        type: boolean
+        default: true
+        filters: [exact]
+      - name: grade
+        type: choice
+        choices: [junior, senior, lead]
+        required: true
+        filters: [exact]
+      - name: valid_from
+        type: date
+        filters: [exact, gte, lte, isnull]
+        ordering: true
+
+  - name: leave_type
+    path: leave-types
+    table: personnel_leave_type
+    fields:
+      code: leave_code
+      name: leave_name
+    extra:
+      - name: paid
+        type: boolean
+        default: true
+        filters: [exact]
+`
+
 // TestEndToEnd_AResourceAddedByConfigPassesTheContract runs the real
 // generator on a copy of the module with a position entry added to
-// config/resources.yaml, builds it, and runs the HTTP contract tests, which
-// run over every compiled resource, against /personnel/api/positions/.
+// config/resources.yaml, builds it and fills it with records; then adds
+// typed extra fields to positions and a flat leave_type resource,
+// generates again, checks that the start-up migration added the new
+// columns to the filled table (with the default where there is one), and
+// runs the HTTP contract tests, which run over every compiled resource,
+// against both.
 func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, builds and tests a copy of the module")
@@ -38,12 +85,7 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	}
 	dir := t.TempDir()
 	copyModule(t, root, dir)
-	f, err := os.OpenFile(filepath.Join(dir, "config", "resources.yaml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(positionEntry)
-	f.Close()
+	appendResources(t, dir, positionEntry)
 
 	// Built before generating, the binary refuses to start and says why.
 	out, err := goCmd(t, dir, nil, "run", "./cmd/personnel", "migrate")
@@ -59,21 +101,33 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 			t.Fatalf("go generate did not write %s", generated)
 		}
 	}
+	filled := []string{"PERSONNEL_DB_DSN=" + filepath.Join(t.TempDir(), "p.db")}
+	if out, err := goCmd(t, dir, filled, "run", "./cmd/personnel", "seed", "--resource", "position", "--count", "20"); err != nil {
+		t.Fatalf("the regenerated binary does not seed: %v\n%s", err, out)
+	}
+
+	// Extra fields on the filled table, and a flat resource.
+	appendResources(t, dir, extraEntries)
+	if out, err := goCmd(t, dir, nil, "generate", "./..."); err != nil {
+		t.Fatalf("go generate with extra fields: %v\n%s", err, out)
+	}
 	if out, err := goCmd(t, dir, nil, "vet", "./..."); err != nil {
 		t.Fatalf("go vet of the generated code: %v\n%s", err, out)
 	}
-	if out, err := goCmd(t, dir, []string{"PERSONNEL_DB_DSN=" + filepath.Join(t.TempDir(), "p.db")}, "run", "./cmd/personnel", "migrate"); err != nil {
-		t.Fatalf("the regenerated binary does not start: %v\n%s", err, out)
+	if out, err := goCmd(t, dir, filled, "run", "./cmd/personnel", "migrate"); err != nil {
+		t.Fatalf("the regenerated binary does not migrate the filled table: %v\n%s", err, out)
 	}
+	checkMigrated(t, filled[0][len("PERSONNEL_DB_DSN="):])
 
 	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "./server/")
 	if err != nil {
 		t.Fatalf("contract tests in the copy: %v\n%s", err, tail(out, 60))
 	}
 	// Every contract test that ran for departments must have passed for
-	// positions too, on every backend.
-	pass := regexp.MustCompile(`--- PASS: (Test\w+)/(\w+)/(department|position) `)
-	ran := map[string]map[string]bool{"department": {}, "position": {}}
+	// positions too, on every backend, and every one that is not about the
+	// hierarchy for leave types; the extra-field tests must have run.
+	pass := regexp.MustCompile(`--- PASS: (Test\w+)/(\w+)/(department|position|leave_type) `)
+	ran := map[string]map[string]bool{"department": {}, "position": {}, "leave_type": {}}
 	for _, m := range pass.FindAllStringSubmatch(out, -1) {
 		ran[m[3]][m[1]+"/"+m[2]] = true
 	}
@@ -85,7 +139,47 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 			t.Errorf("%s passed for departments but not for positions", test)
 		}
 	}
-	t.Logf("%d contract tests passed for positions", len(ran["position"]))
+	if len(ran["leave_type"]) < len(ran["department"])/2 {
+		t.Errorf("only %d contract tests passed for leave types, against %d for departments", len(ran["leave_type"]), len(ran["department"]))
+	}
+	for _, test := range []string{"TestExtra_ValuesAreStoredAndRenderedByType", "TestExtra_FiltersSelectByValueInBothSpellings", "TestExtra_OrderingSortsByTheFieldThenID"} {
+		for _, r := range []string{"position", "leave_type"} {
+			if !ran[r][test+"/sqlite"] {
+				t.Errorf("%s did not pass for %s", test, r)
+			}
+		}
+	}
+	t.Logf("%d contract tests passed for positions, %d for leave types", len(ran["position"]), len(ran["leave_type"]))
+}
+
+// appendResources adds entries to the copy's config/resources.yaml.
+func appendResources(t *testing.T, dir, entries string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "config", "resources.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(entries); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkMigrated checks the positions seeded before the extra fields
+// existed: each got the default of active and null for the others.
+func checkMigrated(t *testing.T, path string) {
+	t.Helper()
+	d, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var total, defaulted int
+	err = d.QueryRow("SELECT COUNT(*), COUNT(CASE WHEN active = 1 AND level IS NULL AND description IS NULL AND grade IS NULL AND valid_from IS NULL THEN 1 END) FROM personnel_position").
+		Scan(&total, &defaulted)
+	if err != nil || total != 20 || defaulted != 20 {
+		t.Fatalf("after migrating 20 positions: %d rows, %d with the defaults (%v)", total, defaulted, err)
+	}
 }
 
 // copyModule copies the module at src to dst, leaving out version control
