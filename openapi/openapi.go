@@ -171,6 +171,11 @@ func (b *builder) serviceEndpoints() {
 		"operationId": "ready", "summary": "The database answers.", "tags": []string{"service"}, "security": []obj{},
 		"responses": obj{"200": response("Ready.", ref("Health")), "default": errorsResponse("503 the database does not answer")},
 	})
+	b.op(b.in.APIRoot+"/", "GET", obj{
+		"operationId": "apiRoot", "summary": "A link to each resource, and to this document.", "tags": []string{"service"}, "security": []obj{},
+		"responses": obj{"200": response("The links, by resource path.", obj{"type": "object",
+			"additionalProperties": obj{"type": "string", "format": "uri"}})},
+	})
 	b.op(b.in.APIRoot+DocPath, "GET", obj{
 		"operationId": "openapi", "summary": "This document.", "tags": []string{"service"}, "security": []obj{},
 		"responses": obj{"200": response("The OpenAPI document.", obj{"type": "object"})},

@@ -53,12 +53,12 @@ func (f *Field) writeSchema(mode Mode) obj {
 		doc = append(doc, fmt.Sprintf("Trimmed of surrounding white space, then at most %d characters.", f.MaxLen))
 		delete(s, "maxLength") // counted after trimming
 	case KindParent:
-		s = obj{"nullable": true, "anyOf": []obj{{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}}}
-		doc = append(doc, "The id of the parent, as an integer or a string of digits; null clears it. It must exist, and must be neither the record itself nor below it.")
+		s = obj{"type": "integer", "nullable": true}
+		doc = append(doc, "The id of the parent; null clears it. It must exist, and must be neither the record itself nor below it. A string of digits is accepted too.")
 	case KindInteger:
-		s = obj{"nullable": f.Nullable, "anyOf": []obj{s, {"type": "string", "pattern": `^\s*[-+]?[0-9]+(\.0*)?\s*$`}}}
+		doc = append(doc, "A string of digits is accepted too.")
 	case KindBoolean:
-		s = obj{"nullable": f.Nullable, "anyOf": []obj{{"type": "boolean"}, {"type": "integer", "enum": []int{0, 1}}, {"type": "string"}}}
+		doc = append(doc, `1, 0 and the strings "true", "false", "True", "False", "1", "0" are accepted too.`)
 	}
 	if f.Doc != "" {
 		doc = append(doc, f.Doc)

@@ -203,3 +203,24 @@ func TestHEAD_IsAnsweredAsGETWithoutABody(t *testing.T) {
 		}
 	})
 }
+
+func TestAPIRoot_LinksEveryResourceAndTheDocumentWithoutAToken(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t, dbtest.Backends(t)[0])
+	a.token = ""
+	for _, path := range []string{server.APIRoot + "/", server.APIRoot} {
+		resp := a.do(http.MethodGet, path, nil)
+		var links map[string]string
+		if resp.Status != http.StatusOK || json.Unmarshal(resp.Body, &links) != nil {
+			t.Fatalf("GET %s: %s", path, resp)
+		}
+		for _, r := range server.CompiledResources() {
+			if links[r.Path] != "http://example.com"+server.APIRoot+"/"+r.Path+"/" {
+				t.Errorf("GET %s: %s links to %q", path, r.Path, links[r.Path])
+			}
+		}
+		if links["openapi"] != "http://example.com"+server.APIRoot+"/openapi.json" {
+			t.Errorf("GET %s: openapi links to %q", path, links["openapi"])
+		}
+	}
+}

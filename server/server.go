@@ -100,16 +100,20 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	// group takes over the API root.
 	e.GET(APIRoot+openapi.DocPath, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", srv.doc) })
 	api := e.Group(APIRoot, authn.Middleware()...)
+	links := resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies}
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
 		BodyLimit:     cfg.BodyLimit,
-		Links:         resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies},
+		Links:         links,
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)
 	}
+	root := apiRoot(links, compiledResources)
+	e.GET(APIRoot, root)
+	e.GET(APIRoot+"/", root)
 	srv.resources = compiledResources
 	public := ""
 	if cfg.PublicURL != nil {
@@ -124,6 +128,23 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	return srv, nil
+}
+
+// apiRoot answers the API root as Django REST Framework's does, with no
+// token: a link to each resource, and to the OpenAPI document.
+func apiRoot(links resource.Links, rs []config.Resource) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		b := []byte{'{'}
+		for _, r := range rs {
+			b = apierror.AppendString(b, r.Path)
+			b = append(b, ':')
+			b = apierror.AppendString(b, links.Absolute(c.Request, APIRoot+"/"+r.Path+"/"))
+			b = append(b, ',')
+		}
+		b = append(b, `"openapi":`...)
+		b = apierror.AppendString(b, links.Absolute(c.Request, APIRoot+openapi.DocPath))
+		c.Data(http.StatusOK, "application/json", append(b, '}'))
+	}
 }
 
 // Handler returns the HTTP handler. HEAD is answered as GET: gin routes
