@@ -138,7 +138,7 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_DB_MAX_OPEN_CONNS", "db_max_open_conns", "0", "Most open database connections; `0` picks 16 for MySQL and 2 x CPUs (at least 4) readers for SQLite, which always has one writer.",
 		func(c *Config, v string) error { return nonNegativeInt(&c.DBMaxOpenConns, v) }},
-	{"PERSONNEL_DB_TIMEOUT", "db_timeout", "5s", "Longest a request may take, from its start, to get its answers from the database; past it the request gets 503 instead of hanging on a database that does not answer.",
+	{"PERSONNEL_DB_TIMEOUT", "db_timeout", "5s", "Longest a request may take, from the moment its body has arrived, to get its answers from the database; past it the request gets 503 instead of hanging on a database that does not answer.",
 		func(c *Config, v string) error { return positiveDuration(&c.DBTimeout, v) }},
 	{"PERSONNEL_DB_WAIT", "db_wait", "60s", "How long `serve`, `migrate` and the other commands wait at start for a database that does not answer yet (a database container still starting), retrying with back-off and logging each attempt, before giving up; `0s` tries once.",
 		func(c *Config, v string) error { return nonNegativeDuration(&c.DBWait, v) }},

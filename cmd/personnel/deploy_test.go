@@ -191,3 +191,57 @@ func TestDockerfile_StaticNonRootPinnedImageWithAHealthCheck(t *testing.T) {
 		t.Fatalf("CGO_ENABLED=0 build: %v\n%s", err, out)
 	}
 }
+
+// The README's recipe for a secret in a file: the compose file with the
+// variable replaced by its _FILE form and a compose secret.
+func TestCompose_SecretsCanComeFromFilesAsTheREADMESays(t *testing.T) {
+	data, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "      PERSONNEL_JWT_SECRET: ${PERSONNEL_JWT_SECRET:?set it in .env}\n"
+	text := string(data)
+	if !strings.Contains(text, line) {
+		t.Fatalf("docker-compose.yml lacks the line the README says to replace: %q", line)
+	}
+	text = strings.Replace(text, line, "      PERSONNEL_JWT_SECRET_FILE: /run/secrets/jwt_secret\n", 1)
+	text = strings.Replace(text, "\n    ports:\n", "\n    secrets: [jwt_secret]\n    ports:\n", 1) // personnel's
+	text += "secrets:\n  jwt_secret:\n    file: ./secrets/jwt_secret\n"
+	repo, _ := filepath.Abs("../..")
+	path := filepath.Join(t.TempDir(), "docker-compose.yml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := maps.Clone(composeSecrets)
+	delete(env, "PERSONNEL_JWT_SECRET")
+	project, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{
+		WorkingDir:  repo,
+		ConfigFiles: []types.ConfigFile{{Filename: path}},
+		Environment: env,
+	}, func(o *loader.Options) { o.SetProjectName("personnel", true) })
+	if err != nil {
+		t.Fatalf("the README's secrets recipe does not load: %v", err)
+	}
+	p := project.Services["personnel"]
+	if len(p.Secrets) != 1 || p.Secrets[0].Source != "jwt_secret" {
+		t.Fatalf("personnel's secrets: %+v", p.Secrets)
+	}
+	// What the container would see: the secret mounted as a file, named
+	// by the _FILE setting.
+	secretFile := filepath.Join(t.TempDir(), "jwt_secret")
+	os.WriteFile(secretFile, []byte(composeSecrets["PERSONNEL_JWT_SECRET"]+"\n"), 0o600)
+	vars := map[string]string{}
+	for k, v := range p.Environment {
+		if v != nil {
+			vars[k] = *v
+		}
+	}
+	if vars["PERSONNEL_JWT_SECRET_FILE"] != "/run/secrets/"+p.Secrets[0].Source {
+		t.Fatalf("PERSONNEL_JWT_SECRET_FILE is %q", vars["PERSONNEL_JWT_SECRET_FILE"])
+	}
+	vars["PERSONNEL_JWT_SECRET_FILE"] = secretFile
+	cfg, err := config.Load("", func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil || string(cfg.JWTSecret) != composeSecrets["PERSONNEL_JWT_SECRET"] {
+		t.Fatalf("the secret from its file: %v", err)
+	}
+}
