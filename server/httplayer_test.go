@@ -89,7 +89,11 @@ func TestMetricsAndLogs_MadeUpMethodsAreOTHERAndAddNoSeries(t *testing.T) {
 	send := func(method, path string) {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Method = method
-		a.h.ServeHTTP(httptest.NewRecorder(), req)
+		rec := httptest.NewRecorder()
+		a.h.ServeHTTP(rec, req)
+		if rec.Body.Len() > 500 {
+			t.Fatalf("a %d-byte answer echoes the method: %.100s", rec.Body.Len(), rec.Body)
+		}
 	}
 	// The first made-up method on a known and an unknown path, and a
 	// scrape, make every series there will be.

@@ -98,7 +98,8 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {
-		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)))
+		// The method is the client's own string: cut, like everything echoed or logged.
+		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", capped(c.Request.Method))))
 	})
 
 	e.GET(openapi.HealthPath, healthz)
