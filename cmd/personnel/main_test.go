@@ -20,6 +20,7 @@ import (
 
 	"personnel/config"
 	"personnel/db/dbtest"
+	"personnel/server"
 )
 
 // binary is the personnel command built once for these tests.
@@ -328,23 +329,29 @@ func TestCLI_CommandsLogOnlyWarningsUnlessVerbose(t *testing.T) {
 }
 
 func TestSeed_ResourceByNameOrPathRefusesFullOnesUnlessAppend(t *testing.T) {
+	r := server.CompiledResources()[0]
 	dsn := "PERSONNEL_DB_DSN=" + filepath.Join(t.TempDir(), "seeded.db")
-	out, errOut, code := runBinary(t, []string{dsn}, "seed", "--count", "1", "--resource", "departments")
-	if code != 0 || !strings.Contains(out, "seeded departments with 1 record in ") {
+	out, errOut, code := runBinary(t, []string{dsn}, "seed", "--count", "1", "--resource", r.Path)
+	if code != 0 || !strings.Contains(out, "seeded "+r.Path+" with 1 record in ") {
 		t.Fatalf("seed by path: exit %d, %s%s", code, out, errOut)
 	}
 	// All resources are checked before any is written to.
 	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "2")
-	if code != 1 || !strings.Contains(errOut, "departments holds 1 record") || strings.Contains(out, "seeded") {
+	if code != 1 || !strings.Contains(errOut, r.Path+" holds 1 record;") || strings.Contains(out, "seeded") {
 		t.Fatalf("seed into a full resource: exit %d, %s%s", code, out, errOut)
 	}
-	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "2", "--resource", "department", "--append")
-	if code != 0 || !strings.Contains(out, "seeded departments with 2 records") {
+	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "2", "--resource", r.Name, "--append")
+	if code != 0 || !strings.Contains(out, "seeded "+r.Path+" with 2 records") {
 		t.Fatalf("seed --append by name: exit %d, %s%s", code, out, errOut)
 	}
 	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "1")
-	if code != 1 || !strings.Contains(errOut, "departments holds 3 records") || strings.Contains(errOut, "areas holds") {
+	if code != 1 || !strings.Contains(errOut, r.Path+" holds 3 records") {
 		t.Fatalf("after append: exit %d, %s%s", code, out, errOut)
+	}
+	for _, other := range server.CompiledResources()[1:] {
+		if strings.Contains(errOut, other.Path+" holds") {
+			t.Errorf("%s was written to by a refused seed: %s", other.Path, errOut)
+		}
 	}
 }
 
