@@ -37,15 +37,39 @@ func series(text, name string) int {
 	return len(regexp.MustCompile(`(?m)^`+name+`\{`).FindAllString(text, -1))
 }
 
+func TestMetrics_PathsWithAndWithoutTheSlashShareTheDocumentedLabel(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		noSlash := strings.TrimSuffix(a.coll, "/")
+		a.do(http.MethodGet, noSlash, nil)
+		a.do(http.MethodGet, noSlash+"/999999", nil)
+		text := a.metricsText()
+		if strings.Contains(text, `route="`+noSlash+`"`) || strings.Contains(text, `route="`+noSlash+`/{id}"`) {
+			t.Errorf("a label without the slash:\n%s", grepLines(text, "personnel_http_requests_total"))
+		}
+		for _, want := range []string{
+			`personnel_http_requests_total{method="GET",route="` + a.coll + `",status="200"}`,
+			`personnel_http_requests_total{method="GET",route="` + a.coll + `{id}/",status="404"}`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+	})
+}
+
 func TestMetrics_405IsLabelledWithItsRoute(t *testing.T) {
 	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
 		wantError(t, a.do(http.MethodDelete, a.coll, nil), http.StatusMethodNotAllowed)
 		wantError(t, a.do(http.MethodPost, a.coll+"12/", nil), http.StatusMethodNotAllowed)
+		wantError(t, a.do(http.MethodPost, a.coll+"12", nil), http.StatusMethodNotAllowed)
 		text := a.metricsText()
 		for _, want := range []string{
 			`personnel_http_requests_total{method="DELETE",route="` + a.coll + `",status="405"}`,
 			`personnel_http_requests_total{method="POST",route="` + a.coll + `{id}/",status="405"}`,
 		} {
+			if n := strings.Count(text, want); n != 1 {
+				t.Errorf("%d lines of %s", n, want)
+			}
 			if !strings.Contains(text, want) {
 				t.Errorf("metrics lack %s", want)
 			}

@@ -102,14 +102,23 @@ type routes struct {
 }
 
 // set records the routes the engine serves; it is called once, after every
-// route is registered and before any request.
+// route is registered and before any request. A path served with and
+// without its trailing slash has one label, the documented form with it.
 func (rs *routes) set(infos gin.RoutesInfo) {
+	served := map[string]bool{}
+	for _, ri := range infos {
+		served[ri.Path] = true
+	}
 	rs.labels = map[string]string{}
 	for _, ri := range infos {
 		if _, seen := rs.labels[ri.Path]; seen {
 			continue
 		}
-		name := openAPIPath(ri.Path)
+		name := ri.Path
+		if !strings.HasSuffix(name, "/") && served[name+"/"] {
+			name += "/"
+		}
+		name = openAPIPath(name)
 		rs.labels[ri.Path] = name
 		rs.templates = append(rs.templates, strings.Split(ri.Path, "/"))
 		rs.names = append(rs.names, name)
