@@ -34,6 +34,7 @@ const (
 	UnsupportedMediaType
 	TooManyRequests
 	Unavailable
+	RequestTimeout
 )
 
 // statuses is the single table from error kinds to HTTP statuses.
@@ -50,6 +51,7 @@ var statuses = [...]int{
 	UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	TooManyRequests:      http.StatusTooManyRequests,
 	Unavailable:          http.StatusServiceUnavailable,
+	RequestTimeout:       http.StatusRequestTimeout,
 }
 
 // Status returns the HTTP status of k.

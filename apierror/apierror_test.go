@@ -72,6 +72,7 @@ func TestWrite_EveryKindHasItsStatus(t *testing.T) {
 		apierror.Forbidden: 403, apierror.NotFound: 404, apierror.MethodNotAllowed: 405,
 		apierror.Conflict: 409, apierror.PreconditionFailed: 412, apierror.TooLarge: 413,
 		apierror.UnsupportedMediaType: 415, apierror.TooManyRequests: 429, apierror.Unavailable: 503,
+		apierror.RequestTimeout: 408,
 	}
 	for k, status := range want {
 		rec := httptest.NewRecorder()

@@ -106,7 +106,7 @@ func TestMetrics_CountRequestsByRouteAndShowThePools(t *testing.T) {
 		text := string(resp.Body)
 		for _, want := range []string{
 			`personnel_http_requests_total{method="GET",route="` + a.coll + `",status="200"}`,
-			`personnel_http_requests_total{method="GET",route="` + a.coll + `:id/",status="404"}`,
+			`personnel_http_requests_total{method="GET",route="` + a.coll + `{id}/",status="404"}`,
 			`personnel_http_request_duration_seconds_bucket{method="GET",route="` + a.coll + `"`,
 			`go_sql_open_connections{db_name=`,
 		} {
