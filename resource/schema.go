@@ -60,7 +60,7 @@ func (f *Field) writeSchema(mode Mode) obj {
 	case KindBoolean:
 		doc = append(doc, `1, 0 and the strings "true", "false", "True", "False", "1", "0" are accepted too.`)
 	}
-	if f.Doc != "" {
+	if f.Doc != "" && f.Kind != KindParent {
 		doc = append(doc, f.Doc)
 	}
 	if mode != ModeCreate && !f.Replaced || mode == ModeCreate && !f.Required && f.Default.Valid {
@@ -168,12 +168,17 @@ func (r *Resource) listParams() []Param {
 		OpGTE: "at least this", OpLTE: "at most this", OpIsNull: "true: only records without a value; false: only records with one",
 	}
 	for _, p := range r.params {
+		if strings.Contains(p.name, "__") {
+			continue // Django's spelling, named in the description of ours
+		}
 		f := &r.fields.List[p.field]
 		doc := f.Key + " " + what[p.op] + "."
 		schema := obj{"type": "string"}
 		switch {
 		case p.op == OpIsNull || f.Kind == KindBoolean:
-			schema = obj{"type": "string", "enum": []string{"", "true", "false", "True", "False", "1", "0"}}
+			// A pattern, not an enum: client generators make a type of
+			// each enum, and both spellings of a filter would clash.
+			schema = obj{"type": "string", "pattern": "^(|true|false|True|False|1|0)$"}
 		case f.Kind == KindParent:
 			doc = "Records whose " + f.Key + " is this id."
 		case f.Kind == KindInteger:
@@ -183,6 +188,9 @@ func (r *Resource) listParams() []Param {
 		}
 		if p.op == OpIsNull && f.Kind == KindParent {
 			doc = "true: only roots; false: only records with a parent."
+		}
+		if django := f.Key + "__" + strings.TrimPrefix(p.name, f.Key+"_"); p.op != OpExact {
+			doc += " Also spelled " + django + "."
 		}
 		ps = append(ps, Param{Name: p.name, In: "query", Doc: doc, Schema: schema})
 	}
