@@ -29,11 +29,11 @@ type Input struct {
 const (
 	LoginPath      = "/jwt-api-token-auth/"
 	TokenLoginPath = "/api-token-auth/"
-	RefreshPath = "/jwt-api-token-refresh/"
-	HealthPath  = "/healthz"
-	ReadyPath   = "/readyz"
-	MetricsPath = "/metrics"
-	DocPath     = "/openapi.json" // below the API root
+	RefreshPath    = "/jwt-api-token-refresh/"
+	HealthPath     = "/healthz"
+	ReadyPath      = "/readyz"
+	MetricsPath    = "/metrics"
+	DocPath        = "/openapi.json" // below the API root
 )
 
 type obj = map[string]any
@@ -127,7 +127,7 @@ func commonSchemas() obj {
 				"msg":  obj{"type": "string", "description": "What went wrong, for a person; for invalid fields every `field: message`."},
 				"errors": obj{"type": "object", "description": "Messages of each invalid field or parameter.",
 					"additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}},
-				"detail": obj{"type": "string"},
+				"detail":           obj{"type": "string"},
 				"non_field_errors": obj{"type": "array", "items": obj{"type": "string"}},
 			},
 		},

@@ -46,7 +46,7 @@ func (r *Resource) newStatements() statements {
 	cols.List(len(fs.List), func(i int) { cols.Col("r", fs.List[i].Column) })
 	st.columns = cols.String()
 
-	get := r.newSQL().Raw("SELECT " + st.columns + " FROM ").Ident(table).Raw(" AS ").Ident("r").
+	get := r.newSQL().Raw("SELECT "+st.columns+" FROM ").Ident(table).Raw(" AS ").Ident("r").
 		Raw(" WHERE ").Col("r", "id").Raw(" = ").Param()
 	st.get = get.String()
 	st.getLocked = st.get
