@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"personnel/auth"
+	"personnel/config"
 )
 
 // userUsage describes the user sub-commands.
@@ -80,6 +83,9 @@ func userCommand(args []string, cio cmdIO) error {
 	if err != nil {
 		return err
 	}
+	if err := requireDatabase(cfg); err != nil {
+		return err
+	}
 	ctx := context.Background()
 	d, err := openDB(ctx, cfg)
 	if err != nil {
@@ -131,6 +137,37 @@ func userCommand(args []string, cio cmdIO) error {
 			return fmt.Errorf("user delete %s: %w", name, err)
 		}
 		fmt.Fprintf(cio.stdout, "deleted %s\n", name)
+	}
+	return nil
+}
+
+// requireDatabase refuses a SQLite database file that does not exist. A
+// user command changes an installation's users, and opening a mistyped
+// path would create a new, empty database and add the user there instead;
+// serve and migrate are what create the file on first start.
+func requireDatabase(cfg *config.Config) error {
+	if cfg.DBDriver != config.DriverSQLite {
+		return nil
+	}
+	path := cfg.DBDSN
+	if strings.HasPrefix(path, "file:") {
+		u, err := url.Parse(path)
+		if err != nil || u.Query().Get("mode") == "memory" {
+			return nil // nothing on disk to check; opening it reports a bad URI
+		}
+		if path = u.Opaque; path == "" {
+			path = u.Path
+		}
+		if path == "" || path == ":memory:" {
+			return nil
+		}
+	}
+	_, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("PERSONNEL_DB_DSN: there is no database at %s; check the path and -config (serve and migrate create it on first start)", path)
+	case err != nil:
+		return fmt.Errorf("PERSONNEL_DB_DSN: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,13 +35,18 @@ func (f *fakeIO) io() cmdIO {
 	}
 }
 
-// useBackend points the commands at a fresh database of b.
+// useBackend points the commands at a fresh database of b, created as
+// serve would on its first start.
 func useBackend(t *testing.T, b dbtest.Backend) {
+	t.Helper()
 	cfg := b.Config(t)
 	t.Setenv("PERSONNEL_DB_DRIVER", cfg.DBDriver)
 	t.Setenv("PERSONNEL_DB_DSN", cfg.DBDSN)
 	t.Setenv("PERSONNEL_BCRYPT_COST", "4")
 	t.Setenv("PERSONNEL_LOG_LEVEL", "error")
+	if err := migrate(nil, io.Discard); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
 }
 
 func user(t *testing.T, f *fakeIO, args ...string) error {
@@ -110,5 +118,29 @@ func TestUserCommands(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestUser_RefusesASQLitePathThatDoesNotExist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.db")
+	t.Setenv("PERSONNEL_DB_DRIVER", "sqlite")
+	t.Setenv("PERSONNEL_DB_DSN", path)
+	t.Setenv("PERSONNEL_BCRYPT_COST", "4")
+	t.Setenv("PERSONNEL_LOG_LEVEL", "error")
+	for _, args := range [][]string{{"add", "alice", "--role", "editor", "--password-stdin"}, {"list"}} {
+		f := &fakeIO{stdin: "first-password\n"}
+		if err := user(t, f, args...); err == nil || !strings.Contains(err.Error(), "no database at "+path) {
+			t.Errorf("user %s on a missing database: %v", args[0], err)
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the user command created %s: %v", path, err)
+	}
+	// migrate (like serve) still creates it, and then the user command works.
+	if err := migrate(nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := user(t, &fakeIO{stdin: "first-password\n"}, "add", "alice", "--role", "editor", "--password-stdin"); err != nil {
+		t.Fatalf("add after migrate: %v", err)
 	}
 }
