@@ -173,7 +173,7 @@ func (s *Service) Routes(r gin.IRouter) {
 // normalise the header, check the token (gin-jwt, unless this token was
 // verified before), then check its user and role.
 func (s *Service) Middleware() []gin.HandlerFunc {
-	return []gin.HandlerFunc{normaliseScheme, s.verify(s.mw.MiddlewareFunc()), s.gate}
+	return []gin.HandlerFunc{singleAuthorization, normaliseScheme, s.verify(s.mw.MiddlewareFunc()), s.gate}
 }
 
 // verify lets gin-jwt parse and check a token the first time it is seen,
@@ -222,12 +222,19 @@ func (s *Service) gate(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	tok, fresh := c.Get("JWT_TOKEN") // gin-jwt verified it just now
+	if fresh {
+		if err := s.checkFresh(tok.(string), claims); err != nil {
+			abort(c, err)
+			return
+		}
+	}
 	st, err := s.allowed(c.Request.Context(), id, origIat)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	if tok, ok := c.Get("JWT_TOKEN"); ok { // gin-jwt verified it just now
+	if fresh {
 		if exp, ok := intClaim(claims[claimExp]); ok {
 			s.verified.put(tok.(string), verifiedToken{userID: id, origIat: origIat, exp: exp})
 		}
@@ -375,6 +382,14 @@ func (s *Service) refresh(c *gin.Context) {
 		return
 	}
 	now := s.clock()
+	if _, ok := intClaim(claims[claimExp]); !ok { // a token that never expires is not ours
+		abort(c, apierror.New(apierror.Unauthorized, msgInvalid))
+		return
+	}
+	if err := checkToken(tok.Header, claims, now); err != nil {
+		abort(c, err)
+		return
+	}
 	if time.Unix(origIat, 0).Add(s.window).Before(now) {
 		abort(c, apierror.New(apierror.Unauthorized, msgRefreshExpired))
 		return

@@ -1,0 +1,83 @@
+package auth
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	gojwt "github.com/golang-jwt/jwt/v4"
+
+	"personnel/apierror"
+)
+
+// clockSkew is how far ahead of this replica's clock a token's times may
+// lie. Replicas stamp tokens with whole seconds of their own clocks, so
+// without it a token issued by a replica a few milliseconds ahead would
+// now and then be refused by another just after a second begins.
+const clockSkew = 5 * time.Second
+
+// msgOneAuthorization answers a request that carries several Authorization
+// headers.
+const msgOneAuthorization = "Send one Authorization header, not several."
+
+// singleAuthorization refuses a request with more than one Authorization
+// header: which one counts would be a guess, and a proxy and the service
+// guessing differently is how one credential gets checked and another used.
+func singleAuthorization(c *gin.Context) {
+	if len(c.Request.Header.Values("Authorization")) > 1 {
+		abort(c, apierror.New(apierror.Invalid, msgOneAuthorization))
+		return
+	}
+	c.Next()
+}
+
+// checkToken applies the checks that claims validation, switched off so
+// that one clock decides expiry, would otherwise make, and the one that
+// golang-jwt never makes:
+//   - a "crit" header names extensions the recipient must understand (RFC
+//     7515, section 4.1.11); we understand none, so any is refused;
+//   - a token is not valid before its "nbf";
+//   - a login ("orig_iat") cannot lie in the future, where it would move the
+//     refresh window forward.
+//
+// Each failure is the 401 of an invalid token.
+func checkToken(header, claims map[string]any, now time.Time) error {
+	if _, ok := header["crit"]; ok {
+		return apierror.New(apierror.Unauthorized, msgInvalid)
+	}
+	limit := now.Add(clockSkew)
+	if v, ok := claims["nbf"]; ok {
+		if nbf, ok := v.(float64); !ok || time.Unix(int64(nbf), 0).After(limit) {
+			return apierror.New(apierror.Unauthorized, msgInvalid)
+		}
+	}
+	if origIat, ok := intClaim(claims[claimOrigIat]); ok && time.Unix(origIat, 0).After(limit) {
+		return apierror.New(apierror.Unauthorized, msgInvalid)
+	}
+	return nil
+}
+
+// tokenHeader decodes the header of a token that gin-jwt has verified (and
+// does not hand over).
+func tokenHeader(token string) (map[string]any, error) {
+	seg, _, _ := strings.Cut(token, ".")
+	raw, err := gojwt.DecodeSegment(seg)
+	if err != nil {
+		return nil, apierror.Wrap(apierror.Unauthorized, msgInvalid, err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, apierror.Wrap(apierror.Unauthorized, msgInvalid, err)
+	}
+	return h, nil
+}
+
+// checkFresh applies checkToken to a token gin-jwt has just verified.
+func (s *Service) checkFresh(token string, claims map[string]any) error {
+	header, err := tokenHeader(token)
+	if err != nil {
+		return err
+	}
+	return checkToken(header, claims, s.clock())
+}

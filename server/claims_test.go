@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	gojwt "github.com/golang-jwt/jwt/v4"
+)
+
+// signValid signs the test user's claims, changed by change, with the
+// configured secret.
+func (a *authAPI) signValid(t *testing.T, change func(claims gojwt.MapClaims, header map[string]any)) string {
+	t.Helper()
+	claims := a.validClaims()
+	tok := gojwt.NewWithClaims(gojwt.SigningMethodHS256, claims)
+	change(claims, tok.Header)
+	s, err := tok.SignedString(a.cfg.JWTSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// wantRefused checks that a token is refused both on an API request and
+// by refresh.
+func (a *authAPI) wantRefused(t *testing.T, tok string) {
+	t.Helper()
+	wantUnauthorized(t, a.with("JWT "+tok))
+	wantUnauthorized(t, a.refresh(tok))
+}
+
+func TestAuth_FutureNotBeforeIsRefused(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) {
+			c["nbf"] = a.clock.Now().Add(time.Hour).Unix()
+		}))
+		// A past nbf is fine.
+		past := a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["nbf"] = a.clock.Now().Add(-time.Minute).Unix() })
+		if resp := a.with("JWT " + past); resp.Status != http.StatusOK {
+			t.Fatalf("a token valid since a minute ago: %s", resp)
+		}
+	})
+}
+
+func TestAuth_UnknownCritHeaderIsRefused(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		a.wantRefused(t, a.signValid(t, func(_ gojwt.MapClaims, h map[string]any) {
+			h["crit"] = []string{"https://example.com/must-understand"}
+			h["https://example.com/must-understand"] = true
+		}))
+	})
+}
+
+func TestAuth_FutureOrigIatIsRefused(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) {
+			c["orig_iat"] = a.clock.Now().Add(time.Hour).Unix()
+		}))
+	})
+}
+
+func TestRefresh_TokenWithoutExpIsRefused(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		wantUnauthorized(t, a.refresh(a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { delete(c, "exp") })))
+	})
+}
+
+func TestAuth_TwoAuthorizationHeadersAre400(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		req := newRequest(http.MethodGet, a.coll)
+		req.Header.Add("Authorization", "JWT "+a.token)
+		req.Header.Add("Authorization", "JWT "+a.token)
+		resp := a.serve(req)
+		wantError(t, resp, http.StatusBadRequest)
+		if resp.Header.Get("WWW-Authenticate") != "" {
+			t.Fatalf("a 400 with a challenge: %v", resp.Header)
+		}
+	})
+}
