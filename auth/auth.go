@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,7 +33,6 @@ import (
 	"personnel/config"
 	"personnel/db"
 	"personnel/ent"
-	"personnel/ent/user"
 	"personnel/jsonbody"
 )
 
@@ -48,6 +48,7 @@ const (
 	claimUsername = "username"
 	claimOrigIat  = "orig_iat" // the original login: refresh is measured from it
 	claimExp      = "exp"
+	claimGen      = "gen" // the user's token generation at the login
 )
 
 // Messages of the contract and of djangorestframework-jwt.
@@ -90,6 +91,7 @@ type Service struct {
 	ttl       time.Duration
 	window    time.Duration
 	bodyLimit int64
+	cost      int // bcrypt cost of stored hashes
 	mw        *jwt.GinJWTMiddleware
 	users     *userCache
 	verified  *tokenCache
@@ -124,6 +126,7 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 		db: d, clock: opts.Clock, hasher: opts.Hasher, dummy: dummy, secret: secret,
 		method: gojwt.GetSigningMethod(cfg.JWTAlgorithm), ttl: cfg.JWTTTL, window: cfg.JWTRefreshWindow,
 		bodyLimit: cfg.BodyLimit,
+		cost:      cfg.BcryptCost,
 		users:     newUserCache(d, opts.Clock),
 		verified:  &tokenCache{m: map[string]verifiedToken{}},
 		throttle: &throttle{db: d, clock: opts.Clock, perUser: cfg.LoginFailuresUser,
@@ -192,7 +195,7 @@ func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 				abort(c, apierror.New(apierror.Unauthorized, msgExpired))
 				return
 			}
-			c.Set("JWT_PAYLOAD", jwt.MapClaims{claimUserID: float64(v.userID), claimOrigIat: float64(v.origIat), claimExp: float64(v.exp)})
+			c.Set("JWT_PAYLOAD", jwt.MapClaims(v.claims()))
 			c.Next()
 			return
 		}
@@ -217,7 +220,7 @@ func normaliseScheme(c *gin.Context) {
 // since the login, and writes by viewers.
 func (s *Service) gate(c *gin.Context) {
 	claims := jwt.ExtractClaims(c)
-	id, origIat, err := loginClaims(claims)
+	login, err := loginClaims(claims)
 	if err != nil {
 		abort(c, err)
 		return
@@ -229,14 +232,14 @@ func (s *Service) gate(c *gin.Context) {
 			return
 		}
 	}
-	st, err := s.allowed(c.Request.Context(), id, origIat)
+	st, err := s.allowed(c.Request.Context(), login)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	if fresh {
 		if exp, ok := intClaim(claims[claimExp]); ok {
-			s.verified.put(tok.(string), verifiedToken{userID: id, origIat: origIat, exp: exp})
+			s.verified.put(tok.(string), verifiedToken{login: login, exp: exp})
 		}
 	}
 	c.Set(ctxUser, st.username)
@@ -247,26 +250,15 @@ func (s *Service) gate(c *gin.Context) {
 	c.Next()
 }
 
-// loginClaims returns the user id and original login time a verified
-// token carries; a token without them is invalid.
-func loginClaims(claims map[string]any) (id, origIat int64, err error) {
-	id, ok1 := intClaim(claims[claimUserID])
-	origIat, ok2 := intClaim(claims[claimOrigIat])
-	if !ok1 || !ok2 {
-		return 0, 0, apierror.New(apierror.Unauthorized, msgInvalid)
-	}
-	return id, origIat, nil
-}
-
 // allowed returns the state of the user a token names, or an error when
 // that user is gone, disabled, or changed password after the token's
 // login: the one rule both the API gate and refresh apply.
-func (s *Service) allowed(ctx context.Context, id, origIat int64) (userState, error) {
-	st, err := s.users.get(ctx, int(id))
+func (s *Service) allowed(ctx context.Context, login tokenLogin) (userState, error) {
+	st, err := s.users.get(ctx, int(login.userID), login.gen)
 	if err != nil {
 		return userState{}, storeError(err)
 	}
-	if !st.exists || !st.active || origIat < st.validAfter {
+	if !st.exists || !st.active || !login.current(st) {
 		return userState{}, apierror.New(apierror.Unauthorized, msgUserGone)
 	}
 	return st, nil
@@ -292,6 +284,9 @@ func (s *Service) authenticate(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if checkPasswordForm(cr.password) != nil { // no user can have it: refused without comparing
+		return nil, apierror.New(apierror.Invalid, msgBadCredentials)
+	}
 	addr := c.ClientIP()
 	wait, err := s.throttle.wait(ctx, cr.username, addr)
 	if err != nil {
@@ -303,12 +298,12 @@ func (s *Service) authenticate(c *gin.Context) (any, error) {
 		return nil, apierror.New(apierror.TooManyRequests,
 			fmt.Sprintf("Too many failed logins; try again in %d seconds.", secs))
 	}
-	u, err := s.db.Read().User.Query().Where(user.Username(cr.username)).Only(ctx)
+	u, err := findUser(ctx, s.db.Read(), cr.username, false)
 	hash := s.dummy
 	switch {
 	case err == nil:
 		hash = []byte(u.PasswordHash)
-	case !ent.IsNotFound(err):
+	case !errors.Is(err, ErrUserNotFound):
 		return nil, storeError(err)
 	}
 	match := s.hasher.Compare(hash, cr.password) == nil
@@ -320,6 +315,9 @@ func (s *Service) authenticate(c *gin.Context) (any, error) {
 	}
 	if err := s.throttle.succeed(ctx, cr.username); err != nil {
 		return nil, storeError(err)
+	}
+	if err := upgradeHash(ctx, s.db, u, cr.password, s.cost); err != nil {
+		slog.WarnContext(ctx, "storing a password hash at the configured cost", "user", u.Username, "error", err)
 	}
 	return u, nil
 }
@@ -348,11 +346,11 @@ func (s *Service) readCredentials(c *gin.Context) (credentials, error) {
 	return cr, nil
 }
 
-// payload puts the user's id and name in a new token; gin-jwt adds exp and
-// orig_iat.
+// payload puts the user's id, name and token generation in a new token;
+// gin-jwt adds exp and orig_iat.
 func payload(data any) jwt.MapClaims {
 	u := data.(*ent.User)
-	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username}
+	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username, claimGen: u.TokenGeneration}
 }
 
 // refresh answers {"token": "<jwt>"} with {"token": "<newer jwt>"}. The
@@ -376,7 +374,7 @@ func (s *Service) refresh(c *gin.Context) {
 		return
 	}
 	claims, _ := tok.Claims.(gojwt.MapClaims)
-	id, origIat, err := loginClaims(claims)
+	login, err := loginClaims(claims)
 	if err != nil {
 		abort(c, err)
 		return
@@ -390,18 +388,18 @@ func (s *Service) refresh(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if time.Unix(origIat, 0).Add(s.window).Before(now) {
+	if time.Unix(login.origIat, 0).Add(s.window).Before(now) {
 		abort(c, apierror.New(apierror.Unauthorized, msgRefreshExpired))
 		return
 	}
-	st, err := s.allowed(c.Request.Context(), id, origIat)
+	st, err := s.allowed(c.Request.Context(), login)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	signed, err := gojwt.NewWithClaims(s.method, gojwt.MapClaims{
-		claimUserID: id, claimUsername: st.username, claimOrigIat: origIat, claimExp: now.Add(s.ttl).Unix(),
-	}).SignedString(s.secret)
+	next := gojwt.MapClaims(login.claims())
+	next[claimUsername], next[claimExp] = st.username, now.Add(s.ttl).Unix()
+	signed, err := gojwt.NewWithClaims(s.method, next).SignedString(s.secret)
 	if err != nil {
 		abort(c, err)
 		return

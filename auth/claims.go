@@ -81,3 +81,50 @@ func (s *Service) checkFresh(token string, claims map[string]any) error {
 	}
 	return checkToken(header, claims, s.clock())
 }
+
+// tokenLogin is what a token says about the login it came from.
+type tokenLogin struct {
+	userID, origIat int64
+	gen             int64 // the user's token generation at the login, or noGen
+}
+
+// noGen is the generation of a token issued before tokens carried one.
+const noGen = -1
+
+// loginClaims reads the login a verified token carries; a token without a
+// user and a login time, or with a malformed generation, is invalid.
+func loginClaims(claims map[string]any) (tokenLogin, error) {
+	id, ok1 := intClaim(claims[claimUserID])
+	origIat, ok2 := intClaim(claims[claimOrigIat])
+	if !ok1 || !ok2 {
+		return tokenLogin{}, apierror.New(apierror.Unauthorized, msgInvalid)
+	}
+	l := tokenLogin{userID: id, origIat: origIat, gen: noGen}
+	if v, ok := claims[claimGen]; ok {
+		if l.gen, ok = intClaim(v); !ok || l.gen < 0 {
+			return tokenLogin{}, apierror.New(apierror.Unauthorized, msgInvalid)
+		}
+	}
+	return l, nil
+}
+
+// current reports whether no password change or disabling of the user has
+// happened since the login. A generation is exact whenever in a second the
+// change and the login happened; a token without one falls back on the
+// whole seconds of its login time, the rule before generations.
+func (l tokenLogin) current(st userState) bool {
+	if l.gen == noGen {
+		return l.origIat >= st.validAfter
+	}
+	return l.gen == st.generation
+}
+
+// claims returns the login as claims, numbers as JSON decoding gives them,
+// for a refreshed token and for requests that reuse a verified one.
+func (l tokenLogin) claims() map[string]any {
+	m := map[string]any{claimUserID: float64(l.userID), claimOrigIat: float64(l.origIat)}
+	if l.gen != noGen {
+		m[claimGen] = float64(l.gen)
+	}
+	return m
+}
