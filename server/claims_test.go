@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
 	gojwt "github.com/golang-jwt/jwt/v4"
+
+	"personnel/ent/user"
 )
 
 // signValid signs the test user's claims, changed by change, with the
@@ -76,5 +79,32 @@ func TestAuth_TwoAuthorizationHeadersAre400(t *testing.T) {
 		if resp.Header.Get("WWW-Authenticate") != "" {
 			t.Fatalf("a 400 with a challenge: %v", resp.Header)
 		}
+	})
+}
+
+func TestAuth_MalformedGenerationIsRefused(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		for _, gen := range []any{"0", -1, 0.5, nil} {
+			a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["gen"] = gen }))
+		}
+	})
+}
+
+// Tokens issued before tokens carried a generation keep working until the
+// user's password changes, and are refused after it, even when the change
+// was made by that earlier version, which moved only tokens_valid_after.
+func TestAuth_TokenWithoutAGenerationFollowsTheTimeRule(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		old := a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { delete(c, "gen") })
+		if resp := a.with("JWT " + old); resp.Status != http.StatusOK {
+			t.Fatalf("a token without a generation: %s", resp)
+		}
+		next := time.Now().Truncate(time.Second).Add(time.Second)
+		if err := a.db.Write().User.Update().Where(user.Username(testUser)).SetTokensValidAfter(next).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		a.clock.Advance(5 * time.Second)
+		wantUnauthorized(t, a.with("JWT "+old))
+		wantUnauthorized(t, a.refresh(old))
 	})
 }
