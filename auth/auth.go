@@ -48,7 +48,6 @@ const (
 	claimUsername = "username"
 	claimOrigIat  = "orig_iat" // the original login: refresh is measured from it
 	claimExp      = "exp"
-	claimGen      = "gen" // the user's token generation at the login
 )
 
 // Messages of the contract and of djangorestframework-jwt.
@@ -254,7 +253,7 @@ func (s *Service) gate(c *gin.Context) {
 // that user is gone, disabled, or changed password after the token's
 // login: the one rule both the API gate and refresh apply.
 func (s *Service) allowed(ctx context.Context, login tokenLogin) (userState, error) {
-	st, err := s.users.get(ctx, int(login.userID), login.gen)
+	st, err := s.users.get(ctx, int(login.userID), login)
 	if err != nil {
 		return userState{}, storeError(err)
 	}
@@ -346,11 +345,12 @@ func (s *Service) readCredentials(c *gin.Context) (credentials, error) {
 	return cr, nil
 }
 
-// payload puts the user's id, name and token generation in a new token;
-// gin-jwt adds exp and orig_iat.
+// payload puts the user's id, name and token generation (see tokenLogin)
+// in a new token; gin-jwt adds exp and orig_iat.
 func payload(data any) jwt.MapClaims {
 	u := data.(*ent.User)
-	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username, claimGen: u.TokenGeneration}
+	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username,
+		claimGen: u.TokenGeneration, claimValidAfter: u.TokensValidAfter.Unix()}
 }
 
 // refresh answers {"token": "<jwt>"} with {"token": "<newer jwt>"}. The

@@ -43,21 +43,20 @@ func newUserCache(d *db.DB, clock func() time.Time) *userCache {
 	return &userCache{db: d, clock: clock, m: map[int]userState{}}
 }
 
-// get returns the state of user id. A token of generation gen (or noGen)
-// is being checked: a remembered state of an older generation is out of
-// date whatever its age, since generations only grow, so it is read again
-// (else a token from a login just after a password change would be
-// refused until the state expired).
-func (uc *userCache) get(ctx context.Context, id int, gen int64) (userState, error) {
+// get returns the state of user id, for a token of login. A remembered
+// state older than the login (login.after) is out of date whatever its age,
+// so it is read again: else a token from a login just after a password
+// change would be refused until the state expired.
+func (uc *userCache) get(ctx context.Context, id int, login tokenLogin) (userState, error) {
 	now := uc.clock()
 	uc.mu.Lock()
 	st, ok := uc.m[id]
 	uc.mu.Unlock()
-	if ok && now.Sub(st.fetched) < userTTL && !now.Before(st.fetched) && st.generation >= gen {
+	if ok && now.Sub(st.fetched) < userTTL && !now.Before(st.fetched) && !login.after(st) {
 		return st, nil
 	}
 	st, err := uc.load(ctx, id, now)
-	if err == nil && st.exists && st.generation < gen {
+	if err == nil && st.exists && login.after(st) {
 		// A load that began before the change was shared with this
 		// request; one more read sees it.
 		st, err = uc.load(ctx, id, now)

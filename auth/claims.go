@@ -11,6 +11,12 @@ import (
 	"personnel/apierror"
 )
 
+// Claims of the user's state at the login (see tokenLogin).
+const (
+	claimGen        = "gen"         // the user's token generation
+	claimValidAfter = "valid_after" // the user's tokens_valid_after, in unix seconds
+)
+
 // clockSkew is how far ahead of this replica's clock a token's times may
 // lie. Replicas stamp tokens with whole seconds of their own clocks, so
 // without it a token issued by a replica a few milliseconds ahead would
@@ -83,9 +89,21 @@ func (s *Service) checkFresh(token string, claims map[string]any) error {
 }
 
 // tokenLogin is what a token says about the login it came from.
+//
+// A token carries the user's token generation and tokens_valid_after as
+// they were at the login, and stays valid while both are unchanged. The
+// generation moves on every password change and disabling, however many
+// happen within a second; comparing times would refuse a token from a
+// login in the same second as a change (they have whole seconds) or
+// accept one from just before it. tokens_valid_after is compared too
+// because a version before generations, run during an upgrade, moves only
+// it. Neither is compared with a clock, so clocks that differ between
+// hosts do not matter. A token without them (issued by that earlier
+// version) is valid while its login is not older than tokens_valid_after.
 type tokenLogin struct {
 	userID, origIat int64
 	gen             int64 // the user's token generation at the login, or noGen
+	validAfter      int64 // the user's tokens_valid_after at the login (unix seconds), with gen
 }
 
 // noGen is the generation of a token issued before tokens carried one.
@@ -94,29 +112,43 @@ const noGen = -1
 // loginClaims reads the login a verified token carries; a token without a
 // user and a login time, or with a malformed generation, is invalid.
 func loginClaims(claims map[string]any) (tokenLogin, error) {
+	invalid := apierror.New(apierror.Unauthorized, msgInvalid)
 	id, ok1 := intClaim(claims[claimUserID])
 	origIat, ok2 := intClaim(claims[claimOrigIat])
 	if !ok1 || !ok2 {
-		return tokenLogin{}, apierror.New(apierror.Unauthorized, msgInvalid)
+		return tokenLogin{}, invalid
 	}
 	l := tokenLogin{userID: id, origIat: origIat, gen: noGen}
-	if v, ok := claims[claimGen]; ok {
-		if l.gen, ok = intClaim(v); !ok || l.gen < 0 {
-			return tokenLogin{}, apierror.New(apierror.Unauthorized, msgInvalid)
+	gen, hasGen := claims[claimGen]
+	validAfter, hasValidAfter := claims[claimValidAfter]
+	switch {
+	case hasGen != hasValidAfter:
+		return tokenLogin{}, invalid
+	case hasGen:
+		var ok1, ok2 bool
+		l.gen, ok1 = intClaim(gen)
+		l.validAfter, ok2 = intClaim(validAfter)
+		if !ok1 || !ok2 || l.gen < 0 {
+			return tokenLogin{}, invalid
 		}
 	}
 	return l, nil
 }
 
 // current reports whether no password change or disabling of the user has
-// happened since the login. A generation is exact whenever in a second the
-// change and the login happened; a token without one falls back on the
-// whole seconds of its login time, the rule before generations.
+// happened since the login.
 func (l tokenLogin) current(st userState) bool {
 	if l.gen == noGen {
 		return l.origIat >= st.validAfter
 	}
-	return l.gen == st.generation
+	return l.gen == st.generation && l.validAfter == st.validAfter
+}
+
+// after reports whether the login saw a later state of the user than st:
+// then st is out of date. Both values only move forward (but for clocks
+// that differ between hosts, which a later read of the user settles).
+func (l tokenLogin) after(st userState) bool {
+	return l.gen != noGen && (l.gen > st.generation || l.gen == st.generation && l.validAfter > st.validAfter)
 }
 
 // claims returns the login as claims, numbers as JSON decoding gives them,
@@ -124,7 +156,7 @@ func (l tokenLogin) current(st userState) bool {
 func (l tokenLogin) claims() map[string]any {
 	m := map[string]any{claimUserID: float64(l.userID), claimOrigIat: float64(l.origIat)}
 	if l.gen != noGen {
-		m[claimGen] = float64(l.gen)
+		m[claimGen], m[claimValidAfter] = float64(l.gen), float64(l.validAfter)
 	}
 	return m
 }

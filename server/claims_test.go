@@ -82,11 +82,15 @@ func TestAuth_TwoAuthorizationHeadersAre400(t *testing.T) {
 	})
 }
 
-func TestAuth_MalformedGenerationIsRefused(t *testing.T) {
+func TestAuth_MalformedGenerationClaimsAreRefused(t *testing.T) {
 	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
-		for _, gen := range []any{"0", -1, 0.5, nil} {
-			a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["gen"] = gen }))
+		for _, v := range []any{"0", -1, 0.5, nil} {
+			a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["gen"] = v }))
+			a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["valid_after"] = v }))
 		}
+		// One without the other.
+		a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { delete(c, "gen") }))
+		a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { delete(c, "valid_after") }))
 	})
 }
 
@@ -95,7 +99,7 @@ func TestAuth_MalformedGenerationIsRefused(t *testing.T) {
 // was made by that earlier version, which moved only tokens_valid_after.
 func TestAuth_TokenWithoutAGenerationFollowsTheTimeRule(t *testing.T) {
 	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
-		old := a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { delete(c, "gen") })
+		old := a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { delete(c, "gen"); delete(c, "valid_after") })
 		if resp := a.with("JWT " + old); resp.Status != http.StatusOK {
 			t.Fatalf("a token without a generation: %s", resp)
 		}
@@ -106,5 +110,23 @@ func TestAuth_TokenWithoutAGenerationFollowsTheTimeRule(t *testing.T) {
 		a.clock.Advance(5 * time.Second)
 		wantUnauthorized(t, a.with("JWT "+old))
 		wantUnauthorized(t, a.refresh(old))
+	})
+}
+
+// A version before generations, run during an upgrade, moves only
+// tokens_valid_after when a password changes: tokens that carry a
+// generation are refused after it too.
+func TestAuth_ChangeByAnEarlierVersionRevokesTokensWithAGeneration(t *testing.T) {
+	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
+		if resp := a.with("JWT " + a.token); resp.Status != http.StatusOK {
+			t.Fatal(resp)
+		}
+		next := time.Now().Truncate(time.Second).Add(time.Second)
+		if err := a.db.Write().User.Update().Where(user.Username(testUser)).SetTokensValidAfter(next).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		a.clock.Advance(5 * time.Second)
+		wantUnauthorized(t, a.with("JWT "+a.token))
+		wantUnauthorized(t, a.refresh(a.token))
 	})
 }
