@@ -35,9 +35,9 @@ func (a *authAPI) wantRefused(t *testing.T, tok string) {
 
 func TestAuth_FutureNotBeforeIsRefused(t *testing.T) {
 	forEachBackendAuth(t, func(t *testing.T, a *authAPI) {
-		a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) {
-			c["nbf"] = a.clock.Now().Add(time.Hour).Unix()
-		}))
+		for _, nbf := range []any{a.clock.Now().Add(time.Hour).Unix(), 1e300, "0"} {
+			a.wantRefused(t, a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["nbf"] = nbf }))
+		}
 		// A past nbf is fine.
 		past := a.signValid(t, func(c gojwt.MapClaims, _ map[string]any) { c["nbf"] = a.clock.Now().Add(-time.Minute).Unix() })
 		if resp := a.with("JWT " + past); resp.Status != http.StatusOK {
