@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,7 +33,6 @@ import (
 	"personnel/config"
 	"personnel/db"
 	"personnel/ent"
-	"personnel/ent/user"
 	"personnel/jsonbody"
 )
 
@@ -90,6 +90,7 @@ type Service struct {
 	ttl       time.Duration
 	window    time.Duration
 	bodyLimit int64
+	cost      int // bcrypt cost of stored hashes
 	mw        *jwt.GinJWTMiddleware
 	users     *userCache
 	verified  *tokenCache
@@ -124,6 +125,7 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 		db: d, clock: opts.Clock, hasher: opts.Hasher, dummy: dummy, secret: secret,
 		method: gojwt.GetSigningMethod(cfg.JWTAlgorithm), ttl: cfg.JWTTTL, window: cfg.JWTRefreshWindow,
 		bodyLimit: cfg.BodyLimit,
+		cost:      cfg.BcryptCost,
 		users:     newUserCache(d, opts.Clock),
 		verified:  &tokenCache{m: map[string]verifiedToken{}},
 		throttle: &throttle{db: d, clock: opts.Clock, perUser: cfg.LoginFailuresUser,
@@ -173,7 +175,7 @@ func (s *Service) Routes(r gin.IRouter) {
 // normalise the header, check the token (gin-jwt, unless this token was
 // verified before), then check its user and role.
 func (s *Service) Middleware() []gin.HandlerFunc {
-	return []gin.HandlerFunc{normaliseScheme, s.verify(s.mw.MiddlewareFunc()), s.gate}
+	return []gin.HandlerFunc{singleAuthorization, normaliseScheme, s.verify(s.mw.MiddlewareFunc()), s.gate}
 }
 
 // verify lets gin-jwt parse and check a token the first time it is seen,
@@ -192,7 +194,7 @@ func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 				abort(c, apierror.New(apierror.Unauthorized, msgExpired))
 				return
 			}
-			c.Set("JWT_PAYLOAD", jwt.MapClaims{claimUserID: float64(v.userID), claimOrigIat: float64(v.origIat), claimExp: float64(v.exp)})
+			c.Set("JWT_PAYLOAD", jwt.MapClaims(v.claims()))
 			c.Next()
 			return
 		}
@@ -217,19 +219,26 @@ func normaliseScheme(c *gin.Context) {
 // since the login, and writes by viewers.
 func (s *Service) gate(c *gin.Context) {
 	claims := jwt.ExtractClaims(c)
-	id, origIat, err := loginClaims(claims)
+	login, err := loginClaims(claims)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	st, err := s.allowed(c.Request.Context(), id, origIat)
+	tok, fresh := c.Get("JWT_TOKEN") // gin-jwt verified it just now
+	if fresh {
+		if err := s.checkFresh(tok.(string), claims); err != nil {
+			abort(c, err)
+			return
+		}
+	}
+	st, err := s.allowed(c.Request.Context(), login)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	if tok, ok := c.Get("JWT_TOKEN"); ok { // gin-jwt verified it just now
+	if fresh {
 		if exp, ok := intClaim(claims[claimExp]); ok {
-			s.verified.put(tok.(string), verifiedToken{userID: id, origIat: origIat, exp: exp})
+			s.verified.put(tok.(string), verifiedToken{login: login, exp: exp})
 		}
 	}
 	c.Set(ctxUser, st.username)
@@ -240,26 +249,15 @@ func (s *Service) gate(c *gin.Context) {
 	c.Next()
 }
 
-// loginClaims returns the user id and original login time a verified
-// token carries; a token without them is invalid.
-func loginClaims(claims map[string]any) (id, origIat int64, err error) {
-	id, ok1 := intClaim(claims[claimUserID])
-	origIat, ok2 := intClaim(claims[claimOrigIat])
-	if !ok1 || !ok2 {
-		return 0, 0, apierror.New(apierror.Unauthorized, msgInvalid)
-	}
-	return id, origIat, nil
-}
-
 // allowed returns the state of the user a token names, or an error when
 // that user is gone, disabled, or changed password after the token's
 // login: the one rule both the API gate and refresh apply.
-func (s *Service) allowed(ctx context.Context, id, origIat int64) (userState, error) {
-	st, err := s.users.get(ctx, int(id))
+func (s *Service) allowed(ctx context.Context, login tokenLogin) (userState, error) {
+	st, err := s.users.get(ctx, int(login.userID), login)
 	if err != nil {
 		return userState{}, storeError(err)
 	}
-	if !st.exists || !st.active || origIat < st.validAfter {
+	if !st.exists || !st.active || !login.current(st) {
 		return userState{}, apierror.New(apierror.Unauthorized, msgUserGone)
 	}
 	return st, nil
@@ -285,6 +283,9 @@ func (s *Service) authenticate(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if checkPasswordForm(cr.password) != nil { // no user can have it: refused without comparing
+		return nil, apierror.New(apierror.Invalid, msgBadCredentials)
+	}
 	addr := c.ClientIP()
 	wait, err := s.throttle.wait(ctx, cr.username, addr)
 	if err != nil {
@@ -296,12 +297,12 @@ func (s *Service) authenticate(c *gin.Context) (any, error) {
 		return nil, apierror.New(apierror.TooManyRequests,
 			fmt.Sprintf("Too many failed logins; try again in %d seconds.", secs))
 	}
-	u, err := s.db.Read().User.Query().Where(user.Username(cr.username)).Only(ctx)
+	u, err := findUser(ctx, s.db.Read(), cr.username, false)
 	hash := s.dummy
 	switch {
 	case err == nil:
 		hash = []byte(u.PasswordHash)
-	case !ent.IsNotFound(err):
+	case !errors.Is(err, ErrUserNotFound):
 		return nil, storeError(err)
 	}
 	match := s.hasher.Compare(hash, cr.password) == nil
@@ -313,6 +314,9 @@ func (s *Service) authenticate(c *gin.Context) (any, error) {
 	}
 	if err := s.throttle.succeed(ctx, cr.username); err != nil {
 		return nil, storeError(err)
+	}
+	if err := upgradeHash(ctx, s.db, u, cr.password, s.cost); err != nil {
+		slog.WarnContext(ctx, "storing a password hash at the configured cost", "user", u.Username, "error", err)
 	}
 	return u, nil
 }
@@ -341,11 +345,12 @@ func (s *Service) readCredentials(c *gin.Context) (credentials, error) {
 	return cr, nil
 }
 
-// payload puts the user's id and name in a new token; gin-jwt adds exp and
-// orig_iat.
+// payload puts the user's id, name and token generation (see tokenLogin)
+// in a new token; gin-jwt adds exp and orig_iat.
 func payload(data any) jwt.MapClaims {
 	u := data.(*ent.User)
-	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username}
+	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username,
+		claimGen: u.TokenGeneration, claimValidAfter: u.TokensValidAfter.Unix()}
 }
 
 // refresh answers {"token": "<jwt>"} with {"token": "<newer jwt>"}. The
@@ -369,24 +374,32 @@ func (s *Service) refresh(c *gin.Context) {
 		return
 	}
 	claims, _ := tok.Claims.(gojwt.MapClaims)
-	id, origIat, err := loginClaims(claims)
+	login, err := loginClaims(claims)
 	if err != nil {
 		abort(c, err)
 		return
 	}
 	now := s.clock()
-	if time.Unix(origIat, 0).Add(s.window).Before(now) {
+	if _, ok := intClaim(claims[claimExp]); !ok { // a token that never expires is not ours
+		abort(c, apierror.New(apierror.Unauthorized, msgInvalid))
+		return
+	}
+	if err := checkToken(tok.Header, claims, now); err != nil {
+		abort(c, err)
+		return
+	}
+	if time.Unix(login.origIat, 0).Add(s.window).Before(now) {
 		abort(c, apierror.New(apierror.Unauthorized, msgRefreshExpired))
 		return
 	}
-	st, err := s.allowed(c.Request.Context(), id, origIat)
+	st, err := s.allowed(c.Request.Context(), login)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	signed, err := gojwt.NewWithClaims(s.method, gojwt.MapClaims{
-		claimUserID: id, claimUsername: st.username, claimOrigIat: origIat, claimExp: now.Add(s.ttl).Unix(),
-	}).SignedString(s.secret)
+	next := gojwt.MapClaims(login.claims())
+	next[claimUsername], next[claimExp] = st.username, now.Add(s.ttl).Unix()
+	signed, err := gojwt.NewWithClaims(s.method, next).SignedString(s.secret)
 	if err != nil {
 		abort(c, err)
 		return

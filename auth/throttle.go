@@ -3,10 +3,12 @@ package auth
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"personnel/db"
 	"personnel/ent"
 	"personnel/ent/loginfailure"
+	"personnel/ent/schema"
 )
 
 // throttle slows down password guessing: once a username or a client
@@ -20,11 +22,26 @@ type throttle struct {
 	window           time.Duration
 }
 
+// userSubject is the key of a username's failures: the normalised name,
+// so that every spelling that logs in as one user counts against it, cut
+// to a username's length and to the column's 200 bytes, at a character
+// boundary (half a character is not UTF-8, which MySQL refuses to store).
 func userSubject(name string) string {
-	if len(name) > 150 {
-		name = name[:150]
+	const prefix = "user:"
+	return prefix + cut(NormaliseUsername(name), schema.MaxUsername, 200-len(prefix))
+}
+
+// cut returns the longest prefix of s with at most maxRunes characters and
+// maxBytes bytes that ends on a character boundary.
+func cut(s string, maxRunes, maxBytes int) string {
+	for i, n := 0, 0; i < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		if n == maxRunes || i+size > maxBytes {
+			return s[:i]
+		}
+		i += size
 	}
-	return "user:" + name
+	return s
 }
 
 func addrSubject(addr string) string { return "addr:" + addr }

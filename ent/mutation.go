@@ -1828,20 +1828,23 @@ func (m *LoginFailureMutation) ResetEdge(name string) error {
 // UserMutation represents an operation that mutates the User nodes in the graph.
 type UserMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *int
-	username           *string
-	password_hash      *string
-	role               *user.Role
-	active             *bool
-	tokens_valid_after *time.Time
-	created_at         *time.Time
-	updated_at         *time.Time
-	clearedFields      map[string]struct{}
-	done               bool
-	oldValue           func(context.Context) (*User, error)
-	predicates         []predicate.User
+	op                  Op
+	typ                 string
+	id                  *int
+	username            *string
+	username_key        *string
+	token_generation    *int64
+	addtoken_generation *int64
+	password_hash       *string
+	role                *user.Role
+	active              *bool
+	tokens_valid_after  *time.Time
+	created_at          *time.Time
+	updated_at          *time.Time
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*User, error)
+	predicates          []predicate.User
 }
 
 var _ ent.Mutation = (*UserMutation)(nil)
@@ -1976,6 +1979,111 @@ func (m *UserMutation) OldUsername(ctx context.Context) (v string, err error) {
 // ResetUsername resets all changes to the "username" field.
 func (m *UserMutation) ResetUsername() {
 	m.username = nil
+}
+
+// SetUsernameKey sets the "username_key" field.
+func (m *UserMutation) SetUsernameKey(s string) {
+	m.username_key = &s
+}
+
+// UsernameKey returns the value of the "username_key" field in the mutation.
+func (m *UserMutation) UsernameKey() (r string, exists bool) {
+	v := m.username_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsernameKey returns the old "username_key" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldUsernameKey(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsernameKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsernameKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsernameKey: %w", err)
+	}
+	return oldValue.UsernameKey, nil
+}
+
+// ClearUsernameKey clears the value of the "username_key" field.
+func (m *UserMutation) ClearUsernameKey() {
+	m.username_key = nil
+	m.clearedFields[user.FieldUsernameKey] = struct{}{}
+}
+
+// UsernameKeyCleared returns if the "username_key" field was cleared in this mutation.
+func (m *UserMutation) UsernameKeyCleared() bool {
+	_, ok := m.clearedFields[user.FieldUsernameKey]
+	return ok
+}
+
+// ResetUsernameKey resets all changes to the "username_key" field.
+func (m *UserMutation) ResetUsernameKey() {
+	m.username_key = nil
+	delete(m.clearedFields, user.FieldUsernameKey)
+}
+
+// SetTokenGeneration sets the "token_generation" field.
+func (m *UserMutation) SetTokenGeneration(i int64) {
+	m.token_generation = &i
+	m.addtoken_generation = nil
+}
+
+// TokenGeneration returns the value of the "token_generation" field in the mutation.
+func (m *UserMutation) TokenGeneration() (r int64, exists bool) {
+	v := m.token_generation
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenGeneration returns the old "token_generation" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldTokenGeneration(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenGeneration is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenGeneration requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenGeneration: %w", err)
+	}
+	return oldValue.TokenGeneration, nil
+}
+
+// AddTokenGeneration adds i to the "token_generation" field.
+func (m *UserMutation) AddTokenGeneration(i int64) {
+	if m.addtoken_generation != nil {
+		*m.addtoken_generation += i
+	} else {
+		m.addtoken_generation = &i
+	}
+}
+
+// AddedTokenGeneration returns the value that was added to the "token_generation" field in this mutation.
+func (m *UserMutation) AddedTokenGeneration() (r int64, exists bool) {
+	v := m.addtoken_generation
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTokenGeneration resets all changes to the "token_generation" field.
+func (m *UserMutation) ResetTokenGeneration() {
+	m.token_generation = nil
+	m.addtoken_generation = nil
 }
 
 // SetPasswordHash sets the "password_hash" field.
@@ -2228,9 +2336,15 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 9)
 	if m.username != nil {
 		fields = append(fields, user.FieldUsername)
+	}
+	if m.username_key != nil {
+		fields = append(fields, user.FieldUsernameKey)
+	}
+	if m.token_generation != nil {
+		fields = append(fields, user.FieldTokenGeneration)
 	}
 	if m.password_hash != nil {
 		fields = append(fields, user.FieldPasswordHash)
@@ -2260,6 +2374,10 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case user.FieldUsername:
 		return m.Username()
+	case user.FieldUsernameKey:
+		return m.UsernameKey()
+	case user.FieldTokenGeneration:
+		return m.TokenGeneration()
 	case user.FieldPasswordHash:
 		return m.PasswordHash()
 	case user.FieldRole:
@@ -2283,6 +2401,10 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 	switch name {
 	case user.FieldUsername:
 		return m.OldUsername(ctx)
+	case user.FieldUsernameKey:
+		return m.OldUsernameKey(ctx)
+	case user.FieldTokenGeneration:
+		return m.OldTokenGeneration(ctx)
 	case user.FieldPasswordHash:
 		return m.OldPasswordHash(ctx)
 	case user.FieldRole:
@@ -2310,6 +2432,20 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetUsername(v)
+		return nil
+	case user.FieldUsernameKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsernameKey(v)
+		return nil
+	case user.FieldTokenGeneration:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenGeneration(v)
 		return nil
 	case user.FieldPasswordHash:
 		v, ok := value.(string)
@@ -2360,13 +2496,21 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *UserMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addtoken_generation != nil {
+		fields = append(fields, user.FieldTokenGeneration)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *UserMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case user.FieldTokenGeneration:
+		return m.AddedTokenGeneration()
+	}
 	return nil, false
 }
 
@@ -2375,6 +2519,13 @@ func (m *UserMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *UserMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case user.FieldTokenGeneration:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTokenGeneration(v)
+		return nil
 	}
 	return fmt.Errorf("unknown User numeric field %s", name)
 }
@@ -2382,7 +2533,11 @@ func (m *UserMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *UserMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(user.FieldUsernameKey) {
+		fields = append(fields, user.FieldUsernameKey)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -2395,6 +2550,11 @@ func (m *UserMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *UserMutation) ClearField(name string) error {
+	switch name {
+	case user.FieldUsernameKey:
+		m.ClearUsernameKey()
+		return nil
+	}
 	return fmt.Errorf("unknown User nullable field %s", name)
 }
 
@@ -2404,6 +2564,12 @@ func (m *UserMutation) ResetField(name string) error {
 	switch name {
 	case user.FieldUsername:
 		m.ResetUsername()
+		return nil
+	case user.FieldUsernameKey:
+		m.ResetUsernameKey()
+		return nil
+	case user.FieldTokenGeneration:
+		m.ResetTokenGeneration()
 		return nil
 	case user.FieldPasswordHash:
 		m.ResetPasswordHash()

@@ -39,20 +39,28 @@ func init() {
 			return nil
 		}
 	}()
+	// userDescUsernameKey is the schema descriptor for username_key field.
+	userDescUsernameKey := userFields[1].Descriptor()
+	// user.UsernameKeyValidator is a validator for the "username_key" field. It is called by the builders before save.
+	user.UsernameKeyValidator = userDescUsernameKey.Validators[0].(func(string) error)
+	// userDescTokenGeneration is the schema descriptor for token_generation field.
+	userDescTokenGeneration := userFields[2].Descriptor()
+	// user.DefaultTokenGeneration holds the default value on creation for the token_generation field.
+	user.DefaultTokenGeneration = userDescTokenGeneration.Default.(int64)
 	// userDescActive is the schema descriptor for active field.
-	userDescActive := userFields[3].Descriptor()
+	userDescActive := userFields[5].Descriptor()
 	// user.DefaultActive holds the default value on creation for the active field.
 	user.DefaultActive = userDescActive.Default.(bool)
 	// userDescTokensValidAfter is the schema descriptor for tokens_valid_after field.
-	userDescTokensValidAfter := userFields[4].Descriptor()
+	userDescTokensValidAfter := userFields[6].Descriptor()
 	// user.DefaultTokensValidAfter holds the default value on creation for the tokens_valid_after field.
 	user.DefaultTokensValidAfter = userDescTokensValidAfter.Default.(func() time.Time)
 	// userDescCreatedAt is the schema descriptor for created_at field.
-	userDescCreatedAt := userFields[5].Descriptor()
+	userDescCreatedAt := userFields[7].Descriptor()
 	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
 	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
 	// userDescUpdatedAt is the schema descriptor for updated_at field.
-	userDescUpdatedAt := userFields[6].Descriptor()
+	userDescUpdatedAt := userFields[8].Descriptor()
 	// user.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	user.DefaultUpdatedAt = userDescUpdatedAt.Default.(func() time.Time)
 	// user.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -127,6 +127,8 @@ var (
 	PersonnelUserColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "username", Type: field.TypeString, Unique: true, Size: 150},
+		{Name: "username_key", Type: field.TypeString, Unique: true, Nullable: true, Size: 450},
+		{Name: "token_generation", Type: field.TypeInt64, Default: 0},
 		{Name: "password_hash", Type: field.TypeString},
 		{Name: "role", Type: field.TypeEnum, Enums: []string{"editor", "viewer"}},
 		{Name: "active", Type: field.TypeBool, Default: true},
