@@ -50,7 +50,7 @@ func useBackend(t *testing.T, b dbtest.Backend) *config.Config {
 	t.Setenv("PERSONNEL_DB_DSN", cfg.DBDSN)
 	t.Setenv("PERSONNEL_BCRYPT_COST", "4")
 	t.Setenv("PERSONNEL_LOG_LEVEL", "error")
-	if err := migrate(nil, io.Discard); err != nil {
+	if err := migrate(nil, io.Discard, io.Discard); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return cfg
@@ -144,7 +144,7 @@ func TestUser_RefusesASQLitePathThatDoesNotExist(t *testing.T) {
 		t.Fatalf("the user command created %s: %v", path, err)
 	}
 	// migrate (like serve) still creates it, and then the user command works.
-	if err := migrate(nil, io.Discard); err != nil {
+	if err := migrate(nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if err := user(t, &fakeIO{stdin: "first-password\n"}, "add", "alice", "--role", "editor", "--password-stdin"); err != nil {
@@ -216,7 +216,7 @@ func TestUser_LegacyLookAlikesSurviveMigrationAndListMarksThem(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := migrate(nil, io.Discard); err != nil {
+			if err := migrate(nil, io.Discard, io.Discard); err != nil {
 				t.Fatalf("migrating a database with look-alikes: %v", err)
 			}
 			f := &fakeIO{}
