@@ -34,7 +34,9 @@ func (f *Field) schema() obj {
 	case KindParent:
 		s = obj{"type": "integer", "minimum": 1}
 	}
-	if f.Nullable {
+	// A required extra field is null in records stored before it was
+	// added (or loaded in bulk), so every field but code and name may be.
+	if f.Nullable || !f.Replaced {
 		s["nullable"] = true
 	}
 	if f.Doc != "" {
@@ -47,6 +49,9 @@ func (f *Field) schema() obj {
 // accepts.
 func (f *Field) writeSchema(mode Mode) obj {
 	s := f.schema()
+	if !f.Nullable {
+		delete(s, "nullable") // null is refused
+	}
 	var doc []string
 	switch f.Kind {
 	case KindText:
