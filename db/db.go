@@ -271,7 +271,7 @@ const maxAttempts = 5
 // never runs; fn sees the writes committed before it, including those of
 // its batch, exactly as if they had committed one by one. fn must run its
 // statements on the client it is given (a second InTx or Write() inside
-// fn waits for itself).
+// fn waits for itself) and must not end the transaction itself.
 //
 // A transaction the database aborted because of a deadlock or lock timeout
 // is run again (fn must therefore not keep state across calls), up to

@@ -30,6 +30,21 @@ const (
 	savepointRollback = "ROLLBACK TO `personnel_write`"
 )
 
+// GroupCommitStats says how SQLite's writer has committed the writes of
+// InTx so far: Batches transactions committed, holding Writes writes in
+// all. Both are zero on MySQL, where each write commits on its own.
+type GroupCommitStats struct {
+	Batches, Writes int64
+}
+
+// GroupCommitStats returns the writer's figures since Open.
+func (d *DB) GroupCommitStats() GroupCommitStats {
+	if d.group == nil {
+		return GroupCommitStats{}
+	}
+	return GroupCommitStats{Batches: d.group.commits.Load(), Writes: d.group.committed.Load()}
+}
+
 // errClosed answers writes submitted after Close.
 var errClosed = errors.New("db: the database is closed")
 
@@ -74,25 +89,31 @@ type writeResult struct {
 // meanwhile is rolled back to its savepoint alone.
 type groupCommitter struct {
 	client  *ent.Client // transactions whose statements are not interrupted
+	cache   *stmtCache
 	writeDB *stdsql.DB
 	queue   chan *writeRequest
 	quit    chan struct{}
 	stopped chan struct{}
 	stop    sync.Once
 
-	commits atomic.Int64 // committed batches, for tests
+	// missed lists the statements of the last batch that were not
+	// prepared yet; only the writer goroutine touches it.
+	missed []string
+
+	commits, committed atomic.Int64 // batches and writes committed
 }
 
 // newGroupCommitter starts the writer over drv, the SQLite writer pool's
 // driver. Close stops it.
 func newGroupCommitter(drv *stmtDriver) *groupCommitter {
 	g := &groupCommitter{
-		client:  ent.NewClient(ent.Driver(batchDriver{drv})),
+		cache:   drv.cache,
 		writeDB: drv.cache.db,
 		queue:   make(chan *writeRequest, maxBatch),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	g.client = ent.NewClient(ent.Driver(batchDriver{drv, func(q string) { g.missed = append(g.missed, q) }}))
 	go g.run()
 	return g
 }
@@ -169,7 +190,20 @@ func (g *groupCommitter) run() {
 		}
 		g.runBatch(batch)
 		clear(batch) // let the answered requests go
+		g.prepareMissed()
 	}
+}
+
+// prepareMissed prepares the statements the last batch ran unprepared,
+// now that the connection is free again (preparing inside the batch's
+// transaction would wait for the connection the transaction holds). A
+// write's statements are therefore parsed once, not once per write.
+func (g *groupCommitter) prepareMissed() {
+	for _, q := range g.missed {
+		g.cache.get(context.Background(), q, true)
+	}
+	clear(g.missed)
+	g.missed = g.missed[:0]
 }
 
 // runBatch runs the writes of one batch in one transaction and answers
@@ -232,6 +266,7 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 		}
 	} else {
 		g.commits.Add(1)
+		g.committed.Add(int64(countOK(results)))
 	}
 	g.answer(live, results)
 }
@@ -273,6 +308,15 @@ func call(ctx context.Context, c *ent.Client, fn func(tx *ent.Client) error) (re
 	return writeResult{err: fn(c)}
 }
 
+func countOK(results []writeResult) (n int) {
+	for _, r := range results {
+		if r.err == nil && !r.panicked {
+			n++
+		}
+	}
+	return n
+}
+
 func (g *groupCommitter) answer(live []*writeRequest, results []writeResult) {
 	for i, r := range live {
 		r.done <- results[i]
@@ -293,7 +337,10 @@ func (g *groupCommitter) resetWriter() {
 // whole transaction, every other write of the batch included. A write
 // whose context has ended runs no further statement (uninterruptible)
 // and is rolled back to its savepoint instead.
-type batchDriver struct{ *stmtDriver }
+type batchDriver struct {
+	*stmtDriver
+	missed func(query string) // told of statements run unprepared
+}
 
 // Tx implements dialect.Driver.
 func (d batchDriver) Tx(ctx context.Context) (dialect.Tx, error) { return d.BeginTx(ctx, nil) }
@@ -304,7 +351,7 @@ func (d batchDriver) BeginTx(ctx context.Context, opts *stdsql.TxOptions) (diale
 	if err != nil {
 		return nil, err
 	}
-	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: uninterruptible{cachedTx{tx, d.cache}}}, Tx: tx}, nil
+	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: uninterruptible{cachedTx{tx, d.cache, d.missed}}}, Tx: tx}, nil
 }
 
 // Close leaves the pool to the stmtDriver that owns it.

@@ -68,7 +68,7 @@ func codes(t *testing.T, d *db.DB) []string {
 
 func TestInTx_SQLiteCommitsConcurrentWritesTogether(t *testing.T) {
 	d, _ := dbtest.Backends(t)[0].Open(t)
-	before := db.Commits(d)
+	before := d.GroupCommitStats()
 	release, held := holdWriter(t, d, "HELD")
 	const n = 20
 	errs := make([]error, n)
@@ -94,8 +94,11 @@ func TestInTx_SQLiteCommitsConcurrentWritesTogether(t *testing.T) {
 		}
 	}
 	// One commit for the held write, one for the 20 that queued behind it.
-	if got := db.Commits(d) - before; got != 2 {
+	if got := d.GroupCommitStats().Batches - before.Batches; got != 2 {
 		t.Fatalf("%d writes took %d commits, want 2", n+1, got)
+	}
+	if got := d.GroupCommitStats().Writes - before.Writes; got != n+1 {
+		t.Fatalf("%d writes counted as committed, want %d", got, n+1)
 	}
 	if got := len(codes(t, d)); got != n+1 {
 		t.Fatalf("%d records, want %d", got, n+1)
@@ -105,7 +108,7 @@ func TestInTx_SQLiteCommitsConcurrentWritesTogether(t *testing.T) {
 func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	d, _ := dbtest.Backends(t)[0].Open(t)
 	ctx := context.Background()
-	before := db.Commits(d)
+	before := d.GroupCommitStats()
 	release, held := holdWriter(t, d, "HELD")
 	boom := errors.New("boom")
 	writes := []func(tx *ent.Client) error{
@@ -154,7 +157,7 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	if panics[3] != "fn panicked" {
 		t.Errorf("panicking write: recovered %v, want its panic raised in its caller", panics[3])
 	}
-	if got := db.Commits(d) - before; got != 2 {
+	if got := d.GroupCommitStats().Batches - before.Batches; got != 2 {
 		t.Errorf("%d commits, want 2 (the held write, then the batch)", got)
 	}
 	if got, want := codes(t, d), []string{"HELD", "KEPT1", "KEPT2"}; !slices.Equal(got, want) {

@@ -49,6 +49,13 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 	// one row's history; ids 1..writeBenchRecords exist on both files.
 	target := func() int { return 1 + int(seq.Add(7919)%writeBenchRecords) }
 	parallel := func(b *testing.B, op func() error) {
+		before := a.db.GroupCommitStats()
+		defer func() {
+			// How many writes each fsync carried (API runs only).
+			if st := a.db.GroupCommitStats(); st.Batches > before.Batches {
+				b.ReportMetric(float64(st.Writes-before.Writes)/float64(st.Batches-before.Batches), "writes/commit")
+			}
+		}()
 		b.SetParallelism(max(1, writeBenchClients/runtime.GOMAXPROCS(0)))
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
