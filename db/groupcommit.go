@@ -15,10 +15,11 @@ import (
 )
 
 // maxBatch bounds how many writes one SQLite transaction commits together,
-// so that a write taken into a batch waits for at most maxBatch-1 others.
-// At 32 concurrent clients batches hold up to 32; more buys little, since
-// by then the fsync is shared by so many writes that their statements
-// dominate.
+// so that a write taken into a batch waits for at most maxBatch-1 others,
+// and is the length of the queue. With 32 clients in a closed loop, about
+// half of them are being answered while the other half's batch runs, so
+// batches hold about 16 (BENCHMARKS.md); at that size the fsync is already
+// a small share of each write.
 const maxBatch = 64
 
 // Savepoint statements, one name for every write of a batch: each write's
@@ -113,7 +114,11 @@ func newGroupCommitter(drv *stmtDriver) *groupCommitter {
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	g.client = ent.NewClient(ent.Driver(batchDriver{drv, func(q string) { g.missed = append(g.missed, q) }}))
+	g.client = ent.NewClient(ent.Driver(batchDriver{drv, func(q string) {
+		if len(g.missed) < maxCachedStmts {
+			g.missed = append(g.missed, q)
+		}
+	}}))
 	go g.run()
 	return g
 }
