@@ -91,7 +91,6 @@ type writeResult struct {
 type groupCommitter struct {
 	client  *ent.Client // transactions whose statements are not interrupted
 	cache   *stmtCache
-	writeDB *stdsql.DB
 	queue   chan *writeRequest
 	quit    chan struct{}
 	stopped chan struct{}
@@ -109,7 +108,6 @@ type groupCommitter struct {
 func newGroupCommitter(drv *stmtDriver) *groupCommitter {
 	g := &groupCommitter{
 		cache:   drv.cache,
-		writeDB: drv.cache.db,
 		queue:   make(chan *writeRequest, maxBatch),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -248,7 +246,6 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 			// one: answer them so that InTx runs them again, and this one
 			// with what happened to it. The rest are not run.
 			_ = tx.Rollback()
-			g.resetWriter()
 			for j := range i {
 				if results[j].err == nil && !results[j].panicked {
 					results[j] = writeResult{err: &batchAborted{lost}}
@@ -262,8 +259,9 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 			return
 		}
 	}
+	// A failed COMMIT fails every write of the batch (the driver rolls
+	// the transaction back, so the connection is clean for the next one).
 	if err := tx.Commit(); err != nil {
-		g.resetWriter()
 		for i := range results {
 			if results[i].err == nil && !results[i].panicked {
 				results[i].err = err
@@ -326,14 +324,6 @@ func (g *groupCommitter) answer(live []*writeRequest, results []writeResult) {
 	for i, r := range live {
 		r.done <- results[i]
 	}
-}
-
-// resetWriter ends whatever transaction a failed COMMIT or a lost batch
-// left open on the writer connection: database/sql returns the connection
-// to the pool either way, and SQLite keeps a transaction whose COMMIT
-// failed open, so the next BEGIN would fail.
-func (g *groupCommitter) resetWriter() {
-	_, _ = g.writeDB.ExecContext(context.Background(), "ROLLBACK")
 }
 
 // batchDriver is the writer pool's driver for batch transactions: their

@@ -268,3 +268,49 @@ func TestInTx_SQLiteAfterCloseFails(t *testing.T) {
 		t.Fatal("InTx after Close succeeded")
 	}
 }
+
+func TestInTx_SQLiteFailedCommitFailsTheWholeBatch(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	ctx := context.Background()
+	release, held := holdWriter(t, d, "HELD")
+	writes := []func(tx *ent.Client) error{
+		func(tx *ent.Client) error { return create(ctx, tx, "GOOD1") },
+		func(tx *ent.Client) error {
+			// A deferred foreign key is checked at COMMIT: the orphan is
+			// accepted now and makes the batch's COMMIT fail.
+			if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
+				return err
+			}
+			_, err := tx.Department.Create().SetCode("ORPHAN").SetCodeFold("orphan").SetName("n").SetNameFold("n").SetParentID(424242).Save(ctx)
+			return err
+		},
+		func(tx *ent.Client) error { return create(ctx, tx, "GOOD2") },
+	}
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, fn := range writes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.InTx(ctx, fn)
+		}()
+		waitQueued(t, d, i+1)
+	}
+	release()
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range errs {
+		if !db.IsForeignKeyViolation(err) {
+			t.Errorf("write %d: %v, want the COMMIT's foreign key error", i, err)
+		}
+	}
+	// The failed COMMIT left nothing behind, and the writer goes on.
+	if err := d.InTx(ctx, func(tx *ent.Client) error { return create(ctx, tx, "AFTER") }); err != nil {
+		t.Fatalf("a write after the failed commit: %v", err)
+	}
+	if got, want := codes(t, d), []string{"AFTER", "HELD"}; !slices.Equal(got, want) {
+		t.Fatalf("records %v, want %v", got, want)
+	}
+}
