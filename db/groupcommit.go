@@ -243,17 +243,13 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 		results[i] = res
 		if lost != nil {
 			// The transaction is gone, and with it the writes before this
-			// one: answer them so that InTx runs them again, and this one
-			// with what happened to it. The rest are not run.
+			// one: answer them, and those not run yet, so that InTx runs
+			// them again. This one has its answer from runOne.
 			_ = tx.Rollback()
-			for j := range i {
-				if results[j].err == nil && !results[j].panicked {
+			for j := range live {
+				if j != i && results[j].err == nil && !results[j].panicked {
 					results[j] = writeResult{err: &batchAborted{lost}}
 				}
-			}
-			results[i].err = errors.Join(results[i].err, lost)
-			for j := i + 1; j < len(live); j++ {
-				results[j] = writeResult{err: &batchAborted{lost}}
 			}
 			g.answer(live, results)
 			return
@@ -274,14 +270,15 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 	g.answer(live, results)
 }
 
-// runOne runs one write in its own savepoint. It returns the write's
-// answer and, when the transaction itself was lost (the savepoint could
-// not be set, released or rolled back), why.
+// runOne runs one write in its own savepoint and returns its answer. When
+// the transaction itself was lost (the savepoint could not be set,
+// released or rolled back: fn ended the transaction, or SQLite rolled it
+// back after an I/O error), it also returns why, and the answer says so.
 func (g *groupCommitter) runOne(ctx context.Context, c *ent.Client, r *writeRequest) (res writeResult, lost error) {
 	if _, err := c.ExecContext(ctx, savepointBegin); err != nil {
-		return writeResult{err: err}, err
+		return writeResult{err: &batchAborted{err}}, err // not run
 	}
-	res = call(r.ctx, c, r.fn)
+	res = call(c, r.fn)
 	if res.err == nil && !res.panicked {
 		if err := r.ctx.Err(); err != nil {
 			// The caller went away while its write ran: undo it rather
@@ -291,18 +288,22 @@ func (g *groupCommitter) runOne(ctx context.Context, c *ent.Client, r *writeRequ
 	}
 	if res.err != nil || res.panicked {
 		if _, err := c.ExecContext(ctx, savepointRollback); err != nil {
-			return res, fmt.Errorf("rolling back to the write's savepoint: %w", err)
+			lost = fmt.Errorf("rolling back to the write's savepoint: %w", err)
+			res.err = errors.Join(res.err, lost)
+			return res, lost
 		}
 	}
 	if _, err := c.ExecContext(ctx, savepointRelease); err != nil {
-		return res, fmt.Errorf("releasing the write's savepoint: %w", err)
+		lost = fmt.Errorf("releasing the write's savepoint: %w", err)
+		res.err = errors.Join(res.err, lost)
+		return res, lost
 	}
 	return res, nil
 }
 
 // call runs fn, turning a panic into an answer so that the writer keeps
 // going; the caller panics again with the same value.
-func call(ctx context.Context, c *ent.Client, fn func(tx *ent.Client) error) (res writeResult) {
+func call(c *ent.Client, fn func(tx *ent.Client) error) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}

@@ -314,3 +314,49 @@ func TestInTx_SQLiteFailedCommitFailsTheWholeBatch(t *testing.T) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
 }
+
+func TestInTx_SQLiteWriteThatEndsTheTransactionMakesTheOthersRunAgain(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	ctx := context.Background()
+	release, held := holdWriter(t, d, "HELD")
+	var runs [3]atomic.Int32
+	writes := []func(tx *ent.Client) error{
+		func(tx *ent.Client) error { runs[0].Add(1); return create(ctx, tx, "GOOD1") },
+		func(tx *ent.Client) error {
+			// A misbehaving write: it rolls back the whole batch's
+			// transaction, GOOD1's insert with it.
+			runs[1].Add(1)
+			_, err := tx.ExecContext(ctx, "ROLLBACK")
+			return err
+		},
+		func(tx *ent.Client) error { runs[2].Add(1); return create(ctx, tx, "GOOD2") },
+	}
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, fn := range writes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.InTx(ctx, fn)
+		}()
+		waitQueued(t, d, i+1)
+	}
+	release()
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("the innocent writes failed: %v, %v", errs[0], errs[2])
+	}
+	if errs[1] == nil {
+		t.Fatal("the write that ended the transaction succeeded")
+	}
+	// GOOD1 ran in the lost batch and again; GOOD2 only in the next one.
+	if runs[0].Load() != 2 || runs[1].Load() != 1 || runs[2].Load() != 1 {
+		t.Fatalf("runs %d, %d, %d, want 2, 1, 1", runs[0].Load(), runs[1].Load(), runs[2].Load())
+	}
+	if got, want := codes(t, d), []string{"GOOD1", "GOOD2", "HELD"}; !slices.Equal(got, want) {
+		t.Fatalf("records %v, want %v", got, want)
+	}
+}
