@@ -33,7 +33,7 @@ const writeBenchClients = 32
 // a hand-written service that gave up durability would do). The ratio of
 // the two is the target (at least 0.8x):
 //
-//	go test -run '^$' -bench BenchmarkWriteConcurrent -count 3 ./server/
+//	go test -run '^$' -bench BenchmarkWriteConcurrent -benchtime 3s ./server/   # several times
 func BenchmarkWriteConcurrent(b *testing.B) {
 	be := dbtest.Backends(b)[0] // SQLite: MySQL commits each write on its own connection
 	a := newAPI(b, be)
