@@ -14,12 +14,12 @@ import (
 	"personnel/db"
 	"personnel/db/dbtest"
 	"personnel/ent"
-	"personnel/ent/department"
 )
 
-// create inserts a department with code through tx.
+// create inserts a record of cols' table with code through tx.
 func create(ctx context.Context, tx *ent.Client, code string) error {
-	_, err := tx.Department.Create().SetCode(code).SetCodeFold(strings.ToLower(code)).SetName("n").SetNameFold("n").Save(ctx)
+	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`) VALUES (?, ?, 'n', 'n')", cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold)
+	_, err := tx.ExecContext(ctx, q, code, strings.ToLower(code))
 	return err
 }
 
@@ -56,12 +56,21 @@ func waitQueued(t *testing.T, d *db.DB, n int) {
 	}
 }
 
-// codes returns the codes of every department, sorted.
+// codes returns the codes of every record of cols' table, sorted.
 func codes(t *testing.T, d *db.DB) []string {
 	t.Helper()
-	got, err := d.Read().Department.Query().Order(ent.Asc(department.FieldCode)).Select(department.FieldCode).Strings(context.Background())
+	rows, err := d.Read().QueryContext(context.Background(), fmt.Sprintf("SELECT `%s` FROM `%s` ORDER BY `%s`", cols.Code, cols.Table, cols.Code))
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
 	}
 	return got
 }
