@@ -1,0 +1,232 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/crypto/bcrypt"
+
+	"personnel/apierror"
+	"personnel/ent"
+	"personnel/ent/user"
+	"personnel/jsonbody"
+)
+
+// bookkeepingTimeout bounds the throttle's own database work. It is not
+// the request's deadline: a request that waited for a hashing slot must
+// still get its failure counted, and a client that hangs up must not take
+// its attempt's record with it.
+const bookkeepingTimeout = 5 * time.Second
+
+// msgBusy is the answer when every password-hashing slot is taken.
+const msgBusy = "Too many passwords are being checked at the moment; try again in a second."
+
+// hashGate bounds concurrent password hashing. bcrypt is meant to be slow:
+// unbounded, a flood of logins takes every CPU, every request (logins of
+// real users among them) then outlives its deadline, and nothing gets
+// counted. A few attempts may wait for a slot; beyond that they are
+// answered at once with 503 and Retry-After, before any hashing.
+type hashGate struct {
+	slots   chan struct{}
+	waiting atomic.Int64
+	room    int64
+}
+
+// newHashGate leaves one CPU of the process free for everything else when
+// it has more than one, so requests authenticated by token are served
+// during a flood of logins.
+func newHashGate() *hashGate {
+	n := max(1, runtime.GOMAXPROCS(0)-1)
+	return &hashGate{slots: make(chan struct{}, n), room: int64(8 * n)}
+}
+
+// enter takes a slot, waiting for one only when few others are waiting;
+// false means the caller must not hash.
+func (g *hashGate) enter(ctx context.Context) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if g.waiting.Add(1) > g.room {
+		g.waiting.Add(-1)
+		return false
+	}
+	defer g.waiting.Add(-1)
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (g *hashGate) leave() { <-g.slots }
+
+// checkPassword is the one password check of every scheme: the JWT login,
+// the token login and HTTP Basic. It counts the attempt with the throttle
+// before hashing (429 with Retry-After when the username or the address is
+// locked out), bounds concurrent hashing (503 with Retry-After beyond it),
+// and costs one database look-up and one bcrypt comparison whether or not
+// the user exists (against a dummy hash when not), so the answer's timing
+// does not tell. Wrong credentials, an unknown user and a disabled user are
+// all errBadCredentials. Anything unexpected is an internal error, never a
+// refusal.
+func (s *Service) checkPassword(c *gin.Context, username, password string) (*ent.User, error) {
+	ctx := c.Request.Context()
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
+	at, wait, err := s.throttle.begin(bctx, username, c.ClientIP())
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		c.Header("Retry-After", strconv.Itoa(secs))
+		return nil, apierror.New(apierror.TooManyRequests,
+			fmt.Sprintf("Too many failed logins; try again in %d seconds.", secs))
+	}
+	u, err := s.db.Read().User.Query().Where(user.Username(username)).Only(ctx)
+	hash := s.dummy
+	switch {
+	case err == nil:
+		hash = []byte(u.PasswordHash)
+	case !ent.IsNotFound(err):
+		s.forgive(bctx, at)
+		return nil, storeError(err)
+	}
+	if !s.hashing.enter(ctx) {
+		s.forgive(bctx, at)
+		return nil, apierror.New(apierror.Unavailable, msgBusy)
+	}
+	cerr := s.hasher.Compare(hash, password)
+	s.hashing.leave()
+	if cerr != nil && !errors.Is(cerr, bcrypt.ErrMismatchedHashAndPassword) {
+		// A stored hash bcrypt cannot read: the server's fault, not a
+		// wrong guess.
+		s.forgive(bctx, at)
+		return nil, fmt.Errorf("checking the password of %q: %w", username, cerr)
+	}
+	if err != nil || cerr != nil || !u.Active {
+		if ferr := s.throttle.fail(bctx); ferr != nil {
+			// The attempt is counted already; only aging out failed.
+			slog.WarnContext(ctx, "login throttle: aging out failures", "error", ferr)
+		}
+		return nil, errBadCredentials
+	}
+	if serr := s.throttle.succeed(bctx, at, username); serr != nil {
+		// The user proved the password; a failed clean-up must not undo
+		// that, it only leaves this attempt counted until it ages out.
+		slog.WarnContext(ctx, "login throttle: forgiving a successful login", "error", serr)
+	}
+	return u, nil
+}
+
+// errBadCredentials is the one answer to wrong credentials, at every login
+// endpoint (HTTP Basic answers 401 instead).
+var errBadCredentials = apierror.NonField(msgBadCredentials)
+
+// forgive uncounts an attempt that was never checked; a failure to do so
+// is logged, and only leaves the attempt counted until it ages out.
+func (s *Service) forgive(ctx context.Context, at attempt) {
+	if err := s.throttle.forgive(ctx, at); err != nil {
+		slog.WarnContext(ctx, "login throttle: forgiving an unchecked attempt", "error", err)
+	}
+}
+
+// login answers POST /jwt-api-token-auth/: a JWT for a username and
+// password.
+func (s *Service) login(c *gin.Context) {
+	u, err := s.credentialsLogin(c)
+	if err != nil {
+		s.abort(c, err)
+		return
+	}
+	token, _, err := s.mw.TokenGenerator(u)
+	if err != nil {
+		s.abort(c, err)
+		return
+	}
+	tokenResponse(c, http.StatusOK, token, time.Time{})
+}
+
+// credentialsLogin reads the credentials of a login request and checks
+// them.
+func (s *Service) credentialsLogin(c *gin.Context) (*ent.User, error) {
+	cr, err := s.readCredentials(c)
+	if err != nil {
+		return nil, err
+	}
+	return s.checkPassword(c, cr.username, cr.password)
+}
+
+// credentials is a validated login body.
+type credentials struct{ username, password string }
+
+// readCredentials validates a login body: {"username": "...", "password":
+// "..."} as JSON, or the same two fields form-urlencoded or multipart, as
+// DRF's login views accept.
+func (s *Service) readCredentials(c *gin.Context) (credentials, error) {
+	field, err := s.loginFields(c.Request)
+	if err != nil {
+		return credentials{}, err
+	}
+	var cr credentials
+	var errs []apierror.FieldError
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"username", &cr.username}, {"password", &cr.password}} {
+		v, msg := field(f.name)
+		if msg != "" {
+			errs = append(errs, apierror.FieldError{Field: f.name, Msg: msg})
+		}
+		*f.dst = v
+	}
+	if len(errs) > 0 {
+		return credentials{}, apierror.Fields(errs...)
+	}
+	return cr, nil
+}
+
+// loginFields returns a reader of the body's required string fields.
+func (s *Service) loginFields(r *http.Request) (func(name string) (string, string), error) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/x-www-form-urlencoded", "multipart/form-data":
+		var err error
+		if mt == "multipart/form-data" {
+			err = r.ParseMultipartForm(s.bodyLimit)
+		} else {
+			err = r.ParseForm()
+		}
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return nil, apierror.New(apierror.TooLarge, fmt.Sprintf("The request body is larger than %d bytes.", s.bodyLimit))
+			}
+			return nil, apierror.Wrap(apierror.Invalid, "The form in the request body could not be read.", err)
+		}
+		return func(name string) (string, string) {
+			vs, ok := r.PostForm[name]
+			if !ok || len(vs) == 0 {
+				return "", "This field is required."
+			}
+			return nonBlank(vs[len(vs)-1])
+		}, nil
+	}
+	m, err := jsonbody.Object(r, s.bodyLimit)
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) (string, string) { return stringField(m, name) }, nil
+}
