@@ -24,6 +24,7 @@ const userUsage = `Usage:
   personnel user disable NAME
   personnel user enable NAME
   personnel user delete NAME
+  personnel user revoke-token NAME
 
 Each takes -config FILE like serve, and works on the database serve uses.
 Without --password-stdin the password is asked for twice, without echo.
@@ -62,7 +63,7 @@ func userCommand(args []string, cio cmdIO) error {
 	if err != nil {
 		return err
 	}
-	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "disable": 1, "enable": 1, "delete": 1}
+	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "disable": 1, "enable": 1, "delete": 1, "revoke-token": 1}
 	n, known := want[sub]
 	switch {
 	case !known:
@@ -131,6 +132,11 @@ func userCommand(args []string, cio cmdIO) error {
 			return fmt.Errorf("user delete %s: %w", name, err)
 		}
 		fmt.Fprintf(cio.stdout, "deleted %s\n", name)
+	case "revoke-token":
+		if err := auth.RevokeToken(ctx, d, name); err != nil {
+			return fmt.Errorf("user revoke-token %s: %w", name, err)
+		}
+		fmt.Fprintf(cio.stdout, "revoked the API key of %s; it stops working within 5 seconds, and the next login issues a new one\n", name)
 	}
 	return nil
 }
