@@ -33,35 +33,39 @@ const msgBusy = "Too many passwords are being checked at the moment; try again i
 // hashGate bounds concurrent password hashing. bcrypt is meant to be slow:
 // unbounded, a flood of logins takes every CPU, every request (logins of
 // real users among them) then outlives its deadline, and nothing gets
-// counted. A few attempts may wait for a slot; beyond that they are
-// answered at once with 503 and Retry-After, before any hashing.
+// counted. A login is admitted before any database work only while few
+// others are (the hashing ones and a short queue behind them); beyond
+// that it is answered at once with 503 and Retry-After, at the cost of an
+// atomic add.
 type hashGate struct {
-	slots   chan struct{}
-	waiting atomic.Int64
-	room    int64
+	slots    chan struct{}
+	admitted atomic.Int64
+	limit    int64
 }
 
 // newHashGate leaves one CPU of the process free for everything else when
 // it has more than one, so requests authenticated by token are served
-// during a flood of logins.
+// during a flood of logins; eight logins may queue behind each slot.
 func newHashGate() *hashGate {
 	n := max(1, runtime.GOMAXPROCS(0)-1)
-	return &hashGate{slots: make(chan struct{}, n), room: int64(8 * n)}
+	return &hashGate{slots: make(chan struct{}, n), limit: int64(9 * n)}
 }
 
-// enter takes a slot, waiting for one only when few others are waiting;
-// false means the caller must not hash.
-func (g *hashGate) enter(ctx context.Context) bool {
-	select {
-	case g.slots <- struct{}{}:
-		return true
-	default:
-	}
-	if g.waiting.Add(1) > g.room {
-		g.waiting.Add(-1)
+// admit lets a login in, or says it must be turned away; an admitted login
+// calls done when it is answered.
+func (g *hashGate) admit() bool {
+	if g.admitted.Add(1) > g.limit {
+		g.admitted.Add(-1)
 		return false
 	}
-	defer g.waiting.Add(-1)
+	return true
+}
+
+func (g *hashGate) done() { g.admitted.Add(-1) }
+
+// enter waits for a hashing slot; false means the request's context ended
+// first.
+func (g *hashGate) enter(ctx context.Context) bool {
 	select {
 	case g.slots <- struct{}{}:
 		return true
@@ -73,16 +77,23 @@ func (g *hashGate) enter(ctx context.Context) bool {
 func (g *hashGate) leave() { <-g.slots }
 
 // checkPassword is the one password check of every scheme: the JWT login,
-// the token login and HTTP Basic. It counts the attempt with the throttle
-// before hashing (429 with Retry-After when the username or the address is
-// locked out), bounds concurrent hashing (503 with Retry-After beyond it),
-// and costs one database look-up and one bcrypt comparison whether or not
-// the user exists (against a dummy hash when not), so the answer's timing
-// does not tell. Wrong credentials, an unknown user and a disabled user are
-// all errBadCredentials. Anything unexpected is an internal error, never a
-// refusal.
+// the token login and HTTP Basic. It turns the attempt away at once (503
+// with Retry-After) when too many are being checked, counts it with the
+// throttle before hashing (429 with Retry-After when the username or the
+// address is locked out), waits for a hashing slot, and costs one database
+// look-up and one bcrypt comparison whether or not the user exists
+// (against a dummy hash when not), so the answer's timing does not tell.
+// Wrong credentials, an unknown user and a disabled user are all
+// errBadCredentials. Anything unexpected is an internal error (500, logged),
+// never a refusal. The throttle's own database work runs outside the
+// request's deadline, so waiting for a slot cannot keep a failure from
+// being counted.
 func (s *Service) checkPassword(c *gin.Context, username, password string) (*ent.User, error) {
 	ctx := c.Request.Context()
+	if !s.hashing.admit() {
+		return nil, apierror.New(apierror.Unavailable, msgBusy)
+	}
+	defer s.hashing.done()
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
 	defer cancel()
 	at, wait, err := s.throttle.begin(bctx, username, c.ClientIP())
