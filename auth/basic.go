@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"hash"
 	"strings"
 	"sync"
 	"time"
@@ -39,9 +40,10 @@ type basicEntry struct {
 // kept. Only successes are stored, under the hash of the very password
 // that succeeded, so a wrong password can never be answered from it.
 type basicCache struct {
-	key [32]byte
-	mu  sync.RWMutex
-	m   map[[32]byte]basicEntry
+	key  [32]byte
+	macs sync.Pool // of HMACs under key: keying one costs more than using it
+	mu   sync.RWMutex
+	m    map[[32]byte]basicEntry
 }
 
 func newBasicCache() (*basicCache, error) {
@@ -49,12 +51,15 @@ func newBasicCache() (*basicCache, error) {
 	if _, err := rand.Read(bc.key[:]); err != nil {
 		return nil, err
 	}
+	bc.macs.New = func() any { return hmac.New(sha256.New, bc.key[:]) }
 	return bc, nil
 }
 
 // id is the keyed hash of a username and password.
 func (bc *basicCache) id(username, password string) [32]byte {
-	m := hmac.New(sha256.New, bc.key[:])
+	m := bc.macs.Get().(hash.Hash)
+	defer bc.macs.Put(m)
+	m.Reset()
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(username)))
 	m.Write(n[:])
