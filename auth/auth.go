@@ -203,11 +203,12 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 // the trailing slash. They are served whichever schemes are enabled: the
 // setting says which credentials API requests may carry.
 func (s *Service) Routes(r gin.IRouter) {
-	for path, h := range map[string]gin.HandlerFunc{
-		LoginPath: s.login, RefreshPath: s.refresh, VerifyPath: s.verifyToken, TokenLoginPath: s.tokenLogin,
-	} {
-		r.POST(path, h)
-		r.POST(path+"/", h)
+	for _, e := range []struct {
+		path string
+		h    gin.HandlerFunc
+	}{{LoginPath, s.login}, {RefreshPath, s.refresh}, {VerifyPath, s.verifyToken}, {TokenLoginPath, s.tokenLogin}} {
+		r.POST(e.path, e.h)
+		r.POST(e.path+"/", e.h)
 	}
 }
 
@@ -219,10 +220,11 @@ func (s *Service) Middleware() []gin.HandlerFunc {
 }
 
 // identify authenticates by the scheme the Authorization header names (in
-// any letter case): a JWT (also as Bearer) goes through jwt, whose gin-jwt
-// sets its claims for gate; a key or Basic credentials are checked here and
-// their user's state handed to gate.
-func (s *Service) identify(jwt gin.HandlerFunc) gin.HandlerFunc {
+// any letter case): a JWT (also as Bearer) goes through byJWT, which sets
+// its claims for gate; a key or Basic credentials are checked here and
+// their user's state handed to gate. A scheme that is not enabled is
+// refused like an unknown one.
+func (s *Service) identify(byJWT gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.GetHeader("Authorization")
 		f := strings.Fields(h)
@@ -238,7 +240,7 @@ func (s *Service) identify(jwt gin.HandlerFunc) gin.HandlerFunc {
 		case (scheme == "jwt" || scheme == "bearer") && s.schemes[SchemeJWT]:
 			// The one form gin-jwt and the verified-token cache read.
 			c.Request.Header.Set("Authorization", "JWT "+f[1])
-			jwt(c)
+			byJWT(c)
 			return
 		case scheme == SchemeToken && s.schemes[SchemeToken]:
 			st, err = s.keyUser(c.Request.Context(), f[1])
@@ -264,7 +266,7 @@ func (s *Service) identify(jwt gin.HandlerFunc) gin.HandlerFunc {
 // against the clock on each use, and the user's state by gate.
 func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		// Only a header in the one form normaliseScheme leaves may use the
+		// Only a header in the one form identify leaves may use the
 		// cache; anything else goes to gin-jwt to be refused.
 		token, scheme := strings.CutPrefix(c.GetHeader("Authorization"), "JWT ")
 		if v, ok := s.verified.get(token); scheme && ok {
