@@ -21,9 +21,9 @@ import (
 // checked. Checking the count and recording the attempt happen under a
 // lock of the username and of the address, so however many guesses arrive
 // at once, a replica lets at most the limit of them reach the password
-// check. (Replicas do not share that lock: the two statements of two
-// replicas may still interleave, which lets a few more through across a
-// fleet, never an unbounded number.)
+// check. (Replicas do not share that lock: the statements of two replicas
+// may interleave, so a fleet of n replicas lets at most about n times the
+// limit through at once, never an unbounded number.)
 type throttle struct {
 	db               *db.DB
 	clock            func() time.Time
