@@ -26,7 +26,14 @@ type userState struct {
 	role       string
 	generation int64 // tokens of another generation are void
 	validAfter int64 // unix seconds; tokens without a generation whose orig_iat is earlier are void
+	cred       credState
 	fetched    time.Time
+}
+
+// stateOf is the state of u as read at now.
+func stateOf(u *ent.User, now time.Time) userState {
+	return userState{exists: true, active: u.Active, username: u.Username, role: string(u.Role),
+		generation: u.TokenGeneration, validAfter: u.TokensValidAfter.Unix(), cred: credStateOf(u), fetched: now}
 }
 
 // userCache remembers user states for userTTL, loading each at most once at
@@ -78,8 +85,7 @@ func (uc *userCache) load(ctx context.Context, id int, now time.Time) (userState
 		case err != nil:
 			return nil, err
 		default:
-			st = userState{exists: true, active: u.Active, username: u.Username, role: string(u.Role),
-				generation: u.TokenGeneration, validAfter: u.TokensValidAfter.Unix(), fetched: now}
+			st = stateOf(u, now)
 		}
 		uc.mu.Lock()
 		if len(uc.m) > 10000 { // a bound, not an eviction policy: users are few

@@ -30,9 +30,9 @@ const msgOneAuthorization = "Send one Authorization header, not several."
 // singleAuthorization refuses a request with more than one Authorization
 // header: which one counts would be a guess, and a proxy and the service
 // guessing differently is how one credential gets checked and another used.
-func singleAuthorization(c *gin.Context) {
+func (s *Service) singleAuthorization(c *gin.Context) {
 	if len(c.Request.Header.Values("Authorization")) > 1 {
-		abort(c, apierror.New(apierror.Invalid, msgOneAuthorization))
+		s.abort(c, apierror.New(apierror.Invalid, msgOneAuthorization))
 		return
 	}
 	c.Next()

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,12 @@ type Config struct {
 	LoginFailuresUser  int           // failed logins for one username before 429
 	LoginFailuresAddr  int           // failed logins from one address before 429
 	LoginFailureWindow time.Duration // how long a failed login counts
+	AuthSchemes        []string      // "jwt", "token", "basic": the credentials API requests may carry
 }
+
+// AuthSchemeNames are the authentication schemes, in the order the
+// contract's challenges list them.
+var AuthSchemeNames = []string{"jwt", "token", "basic"}
 
 // Environments.
 const (
@@ -318,6 +324,30 @@ var settings = []Setting{
 		func(c *Config, v string) error { return positiveInt(&c.LoginFailuresAddr, v) }},
 	{"PERSONNEL_LOGIN_FAILURE_WINDOW", "login_failure_window", "15m", "How long a failed login counts against its username and address.",
 		func(c *Config, v string) error { return positiveDuration(&c.LoginFailureWindow, v) }},
+	{"PERSONNEL_AUTH_SCHEMES", "auth_schemes", "jwt,token,basic", "Comma-separated credentials API requests may carry: `jwt` (`Authorization: JWT <token>` or `Bearer`), `token` (`Token <key>` from `/api-token-auth/`), `basic` (HTTP Basic). A 401 challenges for each one enabled.",
+		func(c *Config, v string) error {
+			given := map[string]bool{}
+			for _, s := range strings.Split(v, ",") {
+				s = strings.ToLower(strings.TrimSpace(s))
+				if s == "" {
+					continue
+				}
+				if !slices.Contains(AuthSchemeNames, s) {
+					return fmt.Errorf("%q is not one of jwt, token, basic", s)
+				}
+				given[s] = true
+			}
+			if len(given) == 0 {
+				return errors.New("must name at least one of jwt, token, basic")
+			}
+			c.AuthSchemes = nil
+			for _, s := range AuthSchemeNames {
+				if given[s] {
+					c.AuthSchemes = append(c.AuthSchemes, s)
+				}
+			}
+			return nil
+		}},
 }
 
 // Default returns the configuration used when nothing is set.

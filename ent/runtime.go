@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"personnel/ent/authtoken"
 	"personnel/ent/loginfailure"
 	"personnel/ent/schema"
 	"personnel/ent/user"
@@ -13,6 +14,20 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	authtokenFields := schema.AuthToken{}.Fields()
+	_ = authtokenFields
+	// authtokenDescSalt is the schema descriptor for salt field.
+	authtokenDescSalt := authtokenFields[1].Descriptor()
+	// authtoken.SaltValidator is a validator for the "salt" field. It is called by the builders before save.
+	authtoken.SaltValidator = authtokenDescSalt.Validators[0].(func(string) error)
+	// authtokenDescKeyHash is the schema descriptor for key_hash field.
+	authtokenDescKeyHash := authtokenFields[2].Descriptor()
+	// authtoken.KeyHashValidator is a validator for the "key_hash" field. It is called by the builders before save.
+	authtoken.KeyHashValidator = authtokenDescKeyHash.Validators[0].(func(string) error)
+	// authtokenDescCreatedAt is the schema descriptor for created_at field.
+	authtokenDescCreatedAt := authtokenFields[3].Descriptor()
+	// authtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	authtoken.DefaultCreatedAt = authtokenDescCreatedAt.Default.(func() time.Time)
 	loginfailureFields := schema.LoginFailure{}.Fields()
 	_ = loginfailureFields
 	// loginfailureDescSubject is the schema descriptor for subject field.

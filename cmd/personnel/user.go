@@ -29,6 +29,7 @@ const userUsage = `Usage:
   personnel user delete NAME [--force]
   personnel user unlock NAME
   personnel user unlock --address IP
+  personnel user revoke-token NAME
 
 Each takes -config FILE like serve, and works on the database serve uses
 (it must exist: serve and migrate create it). Without --password-stdin the
@@ -72,7 +73,7 @@ func userCommand(args []string, cio cmdIO) error {
 	if err != nil {
 		return err
 	}
-	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "disable": 1, "enable": 1, "delete": 1, "unlock": 1}
+	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "disable": 1, "enable": 1, "delete": 1, "unlock": 1, "revoke-token": 1}
 	if sub == "unlock" && *address != "" {
 		want[sub] = 0
 	}
@@ -171,6 +172,11 @@ func userCommand(args []string, cio cmdIO) error {
 			return fmt.Errorf("user unlock %s: %w", what, err)
 		}
 		fmt.Fprintf(cio.stdout, "unlocked %s (forgot %d failed logins)\n", what, n)
+	case "revoke-token":
+		if err := auth.RevokeToken(ctx, d, name); err != nil {
+			return fmt.Errorf("user revoke-token %s: %w", name, err)
+		}
+		fmt.Fprintf(cio.stdout, "revoked the API key of %s; it stops working within 5 seconds, and the next login issues a new one\n", name)
 	}
 	return nil
 }
