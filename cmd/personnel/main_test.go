@@ -294,6 +294,13 @@ func TestCLI_VersionPrintsModuleVersionAndRevision(t *testing.T) {
 	}
 }
 
+func TestCLI_AnUnknownRoleIsNamedWithTheValidOnes(t *testing.T) {
+	_, errOut, code := runBinary(t, nil, "user", "add", "bob", "--role", "admin")
+	if code != 2 || !strings.Contains(errOut, `unknown role "admin"`) || !strings.Contains(errOut, "editor") || !strings.Contains(errOut, "viewer") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+}
+
 func TestCLI_UsageErrorsExit2AndFailuresExit1(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -307,6 +314,11 @@ func TestCLI_UsageErrorsExit2AndFailuresExit1(t *testing.T) {
 		{args: []string{"seed", "--resource", "nothing-like-it"}, want: 2},
 		{args: []string{"version", "extra"}, want: 2},
 		{args: []string{"user"}, want: 2},
+		{args: []string{"user", "frobnicate"}, want: 2},
+		{args: []string{"user", "add"}, want: 2},
+		{args: []string{"user", "add", "bob", "--role", "admin"}, want: 2},
+		{args: []string{"user", "list", "--no-such-flag"}, want: 2},
+		{args: []string{"user", "enable", "nobody"}, env: []string{"PERSONNEL_DB_DSN=/nonexistent/personnel.db"}, want: 1},
 		{args: []string{"migrate"}, env: []string{"PERSONNEL_PAGE_SIZE_MAX=many"}, want: 1},
 		{args: []string{"healthcheck"}, env: []string{"PERSONNEL_ADDR=127.0.0.1:1"}, want: 1},
 	} {

@@ -59,7 +59,7 @@ func osIO(stdout, stderr io.Writer) cmdIO {
 func userCommand(args []string, cio cmdIO) error {
 	if len(args) == 0 {
 		fmt.Fprint(cio.stderr, userUsage)
-		return errors.New("user: a sub-command is required")
+		return usagef("user: a sub-command is required")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("user "+sub, flag.ContinueOnError)
@@ -71,7 +71,10 @@ func userCommand(args []string, cio cmdIO) error {
 	address := fs.String("address", "", "lift the lock-out of this client IP address instead of a name's (unlock)")
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{fmt.Errorf("user %s: %w", sub, err)}
 	}
 	want := map[string]int{"add": 1, "list": 0, "passwd": 1, "disable": 1, "enable": 1, "delete": 1, "unlock": 1, "revoke-token": 1}
 	if sub == "unlock" && *address != "" {
@@ -81,18 +84,20 @@ func userCommand(args []string, cio cmdIO) error {
 	switch {
 	case !known:
 		fmt.Fprint(cio.stderr, userUsage)
-		return fmt.Errorf("user: unknown sub-command %q", sub)
+		return usagef("user: unknown sub-command %q", sub)
 	case len(names) != n:
 		fmt.Fprint(cio.stderr, userUsage)
-		return fmt.Errorf("user %s: takes %d name(s), got %d", sub, n, len(names))
+		return usagef("user %s: takes %d name(s), got %d", sub, n, len(names))
+	case sub == "add" && *role == "":
+		return usagef("user add: --role editor or --role viewer is required")
 	case sub == "add" && *role != auth.RoleEditor && *role != auth.RoleViewer:
-		return errors.New("user add: --role editor or --role viewer is required")
+		return usagef("user add: unknown role %q; the roles are %s (may write) and %s (may only read)", *role, auth.RoleEditor, auth.RoleViewer)
 	case sub != "add" && *role != "":
-		return fmt.Errorf("user %s: --role applies to add only", sub)
+		return usagef("user %s: --role applies to add only", sub)
 	case *force && sub != "disable" && sub != "delete":
-		return fmt.Errorf("user %s: --force applies to disable and delete only", sub)
+		return usagef("user %s: --force applies to disable and delete only", sub)
 	case *address != "" && sub != "unlock":
-		return fmt.Errorf("user %s: --address applies to unlock only", sub)
+		return usagef("user %s: --address applies to unlock only", sub)
 	}
 	cfg, err := loadConfigFile(*configPath, cio.stderr)
 	if err != nil {
