@@ -48,8 +48,15 @@ func (d *DB) Migrate(ctx context.Context) error {
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(CONCAT('personnel.migrate.', DATABASE()))")
 	}
+	existed, err := d.existingTables(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the tables: %w", err)
+	}
 	if err := d.write.Schema.Create(ctx, opts...); err != nil {
 		return fmt.Errorf("migrating the schema: %w", err)
+	}
+	if err := d.reconcileCounts(ctx, existed, false); err != nil {
+		return err
 	}
 	if err := d.fillUsernameKeys(ctx); err != nil {
 		return err

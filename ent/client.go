@@ -13,6 +13,7 @@ import (
 
 	"personnel/ent/area"
 	"personnel/ent/authtoken"
+	"personnel/ent/countslot"
 	"personnel/ent/department"
 	"personnel/ent/loginfailure"
 	"personnel/ent/user"
@@ -34,6 +35,8 @@ type Client struct {
 	Area *AreaClient
 	// AuthToken is the client for interacting with the AuthToken builders.
 	AuthToken *AuthTokenClient
+	// CountSlot is the client for interacting with the CountSlot builders.
+	CountSlot *CountSlotClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
@@ -53,6 +56,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Area = NewAreaClient(c.config)
 	c.AuthToken = NewAuthTokenClient(c.config)
+	c.CountSlot = NewCountSlotClient(c.config)
 	c.Department = NewDepartmentClient(c.config)
 	c.LoginFailure = NewLoginFailureClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -150,6 +154,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:       cfg,
 		Area:         NewAreaClient(cfg),
 		AuthToken:    NewAuthTokenClient(cfg),
+		CountSlot:    NewCountSlotClient(cfg),
 		Department:   NewDepartmentClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		User:         NewUserClient(cfg),
@@ -174,6 +179,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:       cfg,
 		Area:         NewAreaClient(cfg),
 		AuthToken:    NewAuthTokenClient(cfg),
+		CountSlot:    NewCountSlotClient(cfg),
 		Department:   NewDepartmentClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		User:         NewUserClient(cfg),
@@ -205,21 +211,21 @@ func (c *Client) Close() error {
 // Use adds the mutation hooks to all the entity clients.
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
-	c.Area.Use(hooks...)
-	c.AuthToken.Use(hooks...)
-	c.Department.Use(hooks...)
-	c.LoginFailure.Use(hooks...)
-	c.User.Use(hooks...)
+	for _, n := range []interface{ Use(...Hook) }{
+		c.Area, c.AuthToken, c.CountSlot, c.Department, c.LoginFailure, c.User,
+	} {
+		n.Use(hooks...)
+	}
 }
 
 // Intercept adds the query interceptors to all the entity clients.
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
-	c.Area.Intercept(interceptors...)
-	c.AuthToken.Intercept(interceptors...)
-	c.Department.Intercept(interceptors...)
-	c.LoginFailure.Intercept(interceptors...)
-	c.User.Intercept(interceptors...)
+	for _, n := range []interface{ Intercept(...Interceptor) }{
+		c.Area, c.AuthToken, c.CountSlot, c.Department, c.LoginFailure, c.User,
+	} {
+		n.Intercept(interceptors...)
+	}
 }
 
 // Mutate implements the ent.Mutator interface.
@@ -229,6 +235,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Area.mutate(ctx, m)
 	case *AuthTokenMutation:
 		return c.AuthToken.mutate(ctx, m)
+	case *CountSlotMutation:
+		return c.CountSlot.mutate(ctx, m)
 	case *DepartmentMutation:
 		return c.Department.mutate(ctx, m)
 	case *LoginFailureMutation:
@@ -551,6 +559,139 @@ func (c *AuthTokenClient) mutate(ctx context.Context, m *AuthTokenMutation) (Val
 		return (&AuthTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuthToken mutation op: %q", m.Op())
+	}
+}
+
+// CountSlotClient is a client for the CountSlot schema.
+type CountSlotClient struct {
+	config
+}
+
+// NewCountSlotClient returns a client for the CountSlot from the given config.
+func NewCountSlotClient(c config) *CountSlotClient {
+	return &CountSlotClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `countslot.Hooks(f(g(h())))`.
+func (c *CountSlotClient) Use(hooks ...Hook) {
+	c.hooks.CountSlot = append(c.hooks.CountSlot, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `countslot.Intercept(f(g(h())))`.
+func (c *CountSlotClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CountSlot = append(c.inters.CountSlot, interceptors...)
+}
+
+// Create returns a builder for creating a CountSlot entity.
+func (c *CountSlotClient) Create() *CountSlotCreate {
+	mutation := newCountSlotMutation(c.config, OpCreate)
+	return &CountSlotCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CountSlot entities.
+func (c *CountSlotClient) CreateBulk(builders ...*CountSlotCreate) *CountSlotCreateBulk {
+	return &CountSlotCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CountSlotClient) MapCreateBulk(slice any, setFunc func(*CountSlotCreate, int)) *CountSlotCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CountSlotCreateBulk{err: fmt.Errorf("calling to CountSlotClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CountSlotCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CountSlotCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CountSlot.
+func (c *CountSlotClient) Update() *CountSlotUpdate {
+	mutation := newCountSlotMutation(c.config, OpUpdate)
+	return &CountSlotUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CountSlotClient) UpdateOne(_m *CountSlot) *CountSlotUpdateOne {
+	mutation := newCountSlotMutation(c.config, OpUpdateOne, withCountSlot(_m))
+	return &CountSlotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CountSlotClient) UpdateOneID(id int) *CountSlotUpdateOne {
+	mutation := newCountSlotMutation(c.config, OpUpdateOne, withCountSlotID(id))
+	return &CountSlotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CountSlot.
+func (c *CountSlotClient) Delete() *CountSlotDelete {
+	mutation := newCountSlotMutation(c.config, OpDelete)
+	return &CountSlotDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CountSlotClient) DeleteOne(_m *CountSlot) *CountSlotDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CountSlotClient) DeleteOneID(id int) *CountSlotDeleteOne {
+	builder := c.Delete().Where(countslot.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CountSlotDeleteOne{builder}
+}
+
+// Query returns a query builder for CountSlot.
+func (c *CountSlotClient) Query() *CountSlotQuery {
+	return &CountSlotQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCountSlot},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CountSlot entity by its id.
+func (c *CountSlotClient) Get(ctx context.Context, id int) (*CountSlot, error) {
+	return c.Query().Where(countslot.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CountSlotClient) GetX(ctx context.Context, id int) *CountSlot {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CountSlotClient) Hooks() []Hook {
+	return c.hooks.CountSlot
+}
+
+// Interceptors returns the client interceptors.
+func (c *CountSlotClient) Interceptors() []Interceptor {
+	return c.inters.CountSlot
+}
+
+func (c *CountSlotClient) mutate(ctx context.Context, m *CountSlotMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CountSlotCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CountSlotUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CountSlotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CountSlotDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CountSlot mutation op: %q", m.Op())
 	}
 }
 
@@ -988,10 +1129,10 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Area, AuthToken, Department, LoginFailure, User []ent.Hook
+		Area, AuthToken, CountSlot, Department, LoginFailure, User []ent.Hook
 	}
 	inters struct {
-		Area, AuthToken, Department, LoginFailure, User []ent.Interceptor
+		Area, AuthToken, CountSlot, Department, LoginFailure, User []ent.Interceptor
 	}
 )
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"personnel/ent/area"
 	"personnel/ent/authtoken"
+	"personnel/ent/countslot"
 	"personnel/ent/department"
 	"personnel/ent/loginfailure"
 	"personnel/ent/user"
@@ -79,6 +80,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			area.Table:         area.ValidColumn,
 			authtoken.Table:    authtoken.ValidColumn,
+			countslot.Table:    countslot.ValidColumn,
 			department.Table:   department.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
 			user.Table:         user.ValidColumn,

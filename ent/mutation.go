@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"personnel/ent/area"
 	"personnel/ent/authtoken"
+	"personnel/ent/countslot"
 	"personnel/ent/department"
 	"personnel/ent/loginfailure"
 	"personnel/ent/predicate"
@@ -30,6 +31,7 @@ const (
 	// Node types.
 	TypeArea         = "Area"
 	TypeAuthToken    = "AuthToken"
+	TypeCountSlot    = "CountSlot"
 	TypeDepartment   = "Department"
 	TypeLoginFailure = "LoginFailure"
 	TypeUser         = "User"
@@ -1284,6 +1286,596 @@ func (m *AuthTokenMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown AuthToken edge %s", name)
+}
+
+// CountSlotMutation represents an operation that mutates the CountSlot nodes in the graph.
+type CountSlotMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	table_name    *string
+	slot          *int
+	addslot       *int
+	records       *int64
+	addrecords    *int64
+	trusted       *int
+	addtrusted    *int
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*CountSlot, error)
+	predicates    []predicate.CountSlot
+}
+
+var _ ent.Mutation = (*CountSlotMutation)(nil)
+
+// countslotOption allows management of the mutation configuration using functional options.
+type countslotOption func(*CountSlotMutation)
+
+// newCountSlotMutation creates new mutation for the CountSlot entity.
+func newCountSlotMutation(c config, op Op, opts ...countslotOption) *CountSlotMutation {
+	m := &CountSlotMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCountSlot,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCountSlotID sets the ID field of the mutation.
+func withCountSlotID(id int) countslotOption {
+	return func(m *CountSlotMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CountSlot
+		)
+		m.oldValue = func(ctx context.Context) (*CountSlot, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CountSlot.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCountSlot sets the old CountSlot of the mutation.
+func withCountSlot(node *CountSlot) countslotOption {
+	return func(m *CountSlotMutation) {
+		m.oldValue = func(context.Context) (*CountSlot, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CountSlotMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CountSlotMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CountSlotMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CountSlotMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CountSlot.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTableName sets the "table_name" field.
+func (m *CountSlotMutation) SetTableName(s string) {
+	m.table_name = &s
+}
+
+// TableName returns the value of the "table_name" field in the mutation.
+func (m *CountSlotMutation) TableName() (r string, exists bool) {
+	v := m.table_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTableName returns the old "table_name" field's value of the CountSlot entity.
+// If the CountSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CountSlotMutation) OldTableName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTableName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTableName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTableName: %w", err)
+	}
+	return oldValue.TableName, nil
+}
+
+// ResetTableName resets all changes to the "table_name" field.
+func (m *CountSlotMutation) ResetTableName() {
+	m.table_name = nil
+}
+
+// SetSlot sets the "slot" field.
+func (m *CountSlotMutation) SetSlot(i int) {
+	m.slot = &i
+	m.addslot = nil
+}
+
+// Slot returns the value of the "slot" field in the mutation.
+func (m *CountSlotMutation) Slot() (r int, exists bool) {
+	v := m.slot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSlot returns the old "slot" field's value of the CountSlot entity.
+// If the CountSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CountSlotMutation) OldSlot(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSlot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSlot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSlot: %w", err)
+	}
+	return oldValue.Slot, nil
+}
+
+// AddSlot adds i to the "slot" field.
+func (m *CountSlotMutation) AddSlot(i int) {
+	if m.addslot != nil {
+		*m.addslot += i
+	} else {
+		m.addslot = &i
+	}
+}
+
+// AddedSlot returns the value that was added to the "slot" field in this mutation.
+func (m *CountSlotMutation) AddedSlot() (r int, exists bool) {
+	v := m.addslot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSlot resets all changes to the "slot" field.
+func (m *CountSlotMutation) ResetSlot() {
+	m.slot = nil
+	m.addslot = nil
+}
+
+// SetRecords sets the "records" field.
+func (m *CountSlotMutation) SetRecords(i int64) {
+	m.records = &i
+	m.addrecords = nil
+}
+
+// Records returns the value of the "records" field in the mutation.
+func (m *CountSlotMutation) Records() (r int64, exists bool) {
+	v := m.records
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecords returns the old "records" field's value of the CountSlot entity.
+// If the CountSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CountSlotMutation) OldRecords(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecords is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecords requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecords: %w", err)
+	}
+	return oldValue.Records, nil
+}
+
+// AddRecords adds i to the "records" field.
+func (m *CountSlotMutation) AddRecords(i int64) {
+	if m.addrecords != nil {
+		*m.addrecords += i
+	} else {
+		m.addrecords = &i
+	}
+}
+
+// AddedRecords returns the value that was added to the "records" field in this mutation.
+func (m *CountSlotMutation) AddedRecords() (r int64, exists bool) {
+	v := m.addrecords
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRecords resets all changes to the "records" field.
+func (m *CountSlotMutation) ResetRecords() {
+	m.records = nil
+	m.addrecords = nil
+}
+
+// SetTrusted sets the "trusted" field.
+func (m *CountSlotMutation) SetTrusted(i int) {
+	m.trusted = &i
+	m.addtrusted = nil
+}
+
+// Trusted returns the value of the "trusted" field in the mutation.
+func (m *CountSlotMutation) Trusted() (r int, exists bool) {
+	v := m.trusted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrusted returns the old "trusted" field's value of the CountSlot entity.
+// If the CountSlot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CountSlotMutation) OldTrusted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrusted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrusted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrusted: %w", err)
+	}
+	return oldValue.Trusted, nil
+}
+
+// AddTrusted adds i to the "trusted" field.
+func (m *CountSlotMutation) AddTrusted(i int) {
+	if m.addtrusted != nil {
+		*m.addtrusted += i
+	} else {
+		m.addtrusted = &i
+	}
+}
+
+// AddedTrusted returns the value that was added to the "trusted" field in this mutation.
+func (m *CountSlotMutation) AddedTrusted() (r int, exists bool) {
+	v := m.addtrusted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTrusted resets all changes to the "trusted" field.
+func (m *CountSlotMutation) ResetTrusted() {
+	m.trusted = nil
+	m.addtrusted = nil
+}
+
+// Where appends a list predicates to the CountSlotMutation builder.
+func (m *CountSlotMutation) Where(ps ...predicate.CountSlot) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CountSlotMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CountSlotMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CountSlot, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CountSlotMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CountSlotMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CountSlot).
+func (m *CountSlotMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CountSlotMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.table_name != nil {
+		fields = append(fields, countslot.FieldTableName)
+	}
+	if m.slot != nil {
+		fields = append(fields, countslot.FieldSlot)
+	}
+	if m.records != nil {
+		fields = append(fields, countslot.FieldRecords)
+	}
+	if m.trusted != nil {
+		fields = append(fields, countslot.FieldTrusted)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CountSlotMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case countslot.FieldTableName:
+		return m.TableName()
+	case countslot.FieldSlot:
+		return m.Slot()
+	case countslot.FieldRecords:
+		return m.Records()
+	case countslot.FieldTrusted:
+		return m.Trusted()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CountSlotMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case countslot.FieldTableName:
+		return m.OldTableName(ctx)
+	case countslot.FieldSlot:
+		return m.OldSlot(ctx)
+	case countslot.FieldRecords:
+		return m.OldRecords(ctx)
+	case countslot.FieldTrusted:
+		return m.OldTrusted(ctx)
+	}
+	return nil, fmt.Errorf("unknown CountSlot field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CountSlotMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case countslot.FieldTableName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTableName(v)
+		return nil
+	case countslot.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSlot(v)
+		return nil
+	case countslot.FieldRecords:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecords(v)
+		return nil
+	case countslot.FieldTrusted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrusted(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CountSlot field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CountSlotMutation) AddedFields() []string {
+	var fields []string
+	if m.addslot != nil {
+		fields = append(fields, countslot.FieldSlot)
+	}
+	if m.addrecords != nil {
+		fields = append(fields, countslot.FieldRecords)
+	}
+	if m.addtrusted != nil {
+		fields = append(fields, countslot.FieldTrusted)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CountSlotMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case countslot.FieldSlot:
+		return m.AddedSlot()
+	case countslot.FieldRecords:
+		return m.AddedRecords()
+	case countslot.FieldTrusted:
+		return m.AddedTrusted()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CountSlotMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case countslot.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSlot(v)
+		return nil
+	case countslot.FieldRecords:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRecords(v)
+		return nil
+	case countslot.FieldTrusted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTrusted(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CountSlot numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CountSlotMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CountSlotMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CountSlotMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown CountSlot nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CountSlotMutation) ResetField(name string) error {
+	switch name {
+	case countslot.FieldTableName:
+		m.ResetTableName()
+		return nil
+	case countslot.FieldSlot:
+		m.ResetSlot()
+		return nil
+	case countslot.FieldRecords:
+		m.ResetRecords()
+		return nil
+	case countslot.FieldTrusted:
+		m.ResetTrusted()
+		return nil
+	}
+	return fmt.Errorf("unknown CountSlot field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CountSlotMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CountSlotMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CountSlotMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CountSlotMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CountSlotMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CountSlotMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CountSlotMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown CountSlot unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CountSlotMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown CountSlot edge %s", name)
 }
 
 // DepartmentMutation represents an operation that mutates the Department nodes in the graph.

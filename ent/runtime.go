@@ -4,6 +4,7 @@ package ent
 
 import (
 	"personnel/ent/authtoken"
+	"personnel/ent/countslot"
 	"personnel/ent/loginfailure"
 	"personnel/ent/schema"
 	"personnel/ent/user"
@@ -28,6 +29,12 @@ func init() {
 	authtokenDescCreatedAt := authtokenFields[3].Descriptor()
 	// authtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
 	authtoken.DefaultCreatedAt = authtokenDescCreatedAt.Default.(func() time.Time)
+	countslotFields := schema.CountSlot{}.Fields()
+	_ = countslotFields
+	// countslotDescTableName is the schema descriptor for table_name field.
+	countslotDescTableName := countslotFields[0].Descriptor()
+	// countslot.TableNameValidator is a validator for the "table_name" field. It is called by the builders before save.
+	countslot.TableNameValidator = countslotDescTableName.Validators[0].(func(string) error)
 	loginfailureFields := schema.LoginFailure{}.Fields()
 	_ = loginfailureFields
 	// loginfailureDescSubject is the schema descriptor for subject field.

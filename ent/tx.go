@@ -18,6 +18,8 @@ type Tx struct {
 	Area *AreaClient
 	// AuthToken is the client for interacting with the AuthToken builders.
 	AuthToken *AuthTokenClient
+	// CountSlot is the client for interacting with the CountSlot builders.
+	CountSlot *CountSlotClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
@@ -157,6 +159,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.Area = NewAreaClient(tx.config)
 	tx.AuthToken = NewAuthTokenClient(tx.config)
+	tx.CountSlot = NewCountSlotClient(tx.config)
 	tx.Department = NewDepartmentClient(tx.config)
 	tx.LoginFailure = NewLoginFailureClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -136,11 +136,12 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 
 func (t tableSource) count(ctx context.Context) (int, error) {
 	r := t.r
-	if len(t.q.Filters) == 0 && t.scope == nil && !r.db.MySQL() {
-		// SQLite counts by walking an index; its triggers keep the count.
-		var n int
-		err := queryRow(ctx, r.db.Read(), r.sql.storedCount, nil, &n)
-		return n, err
+	if len(t.q.Filters) == 0 && t.scope == nil {
+		// Databases count a whole table by walking an index: the count
+		// kept beside it answers instead, once it can be trusted.
+		if n, ok, err := r.db.StoredCount(ctx, r.desc.Table); err != nil || ok {
+			return n, err
+		}
 	}
 	// COUNT(*), not a column: the database may count index entries.
 	s := r.newSQL()

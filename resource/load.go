@@ -68,6 +68,9 @@ func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error)
 			for i := range batch {
 				ids = append(ids, first+i)
 			}
+			if err := r.db.AddToCount(ctx, tx, r.desc.Table, len(batch)); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -27,7 +27,6 @@ type statements struct {
 	remove      string // delete one record
 	search      string // SQLite: the search index, quoted
 	searchCount string // SQLite: how many records a search finds
-	storedCount string // SQLite: the record count its triggers keep
 	depth       string // how many ancestors ? has
 	height      string // how many levels lie below ? (0 for a leaf)
 	subtree     string // "subtree"(id, depth): every record below ?
@@ -61,8 +60,6 @@ func (r *Resource) newStatements() statements {
 	search := db.SearchTable(table)
 	st.search = r.newSQL().Ident(search).String()
 	st.searchCount = r.newSQL().Raw("SELECT COUNT(*) FROM ").Ident(search).Raw(" WHERE ").Ident(search).Raw(" MATCH ").Param().String()
-	st.storedCount = r.newSQL().Raw("SELECT ").Ident("records").Raw(" FROM ").Ident(db.CountTable).
-		Raw(" WHERE ").Ident("table_name").Raw(" = '" + table + "'").String()
 
 	if !fs.Hierarchical() {
 		return st

@@ -103,7 +103,10 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 		if err == nil {
 			id, err := res.LastInsertId()
 			row.ID = int(id)
-			return err
+			if err != nil {
+				return err
+			}
+			return r.db.AddToCount(ctx, tx, r.desc.Table, 1)
 		}
 		if !db.IsUniqueViolation(err) && !db.IsForeignKeyViolation(err) {
 			return err
@@ -228,8 +231,15 @@ func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) err
 				return r.hasChildren(n)
 			}
 		}
-		_, err = tx.ExecContext(ctx, r.sql.remove, id)
-		return err
+		res, err := tx.ExecContext(ctx, r.sql.remove, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		return r.db.AddToCount(ctx, tx, r.desc.Table, -int(n))
 	})
 	if err != nil && db.IsForeignKeyViolation(err) {
 		return r.hasChildren(0)

@@ -2,7 +2,8 @@
 //
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
-//	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete)
+//	personnel recount [-config file.yaml]   count every resource again and trust the kept counts
+//	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete, unlock, revoke-token)
 //	personnel seed --count 1000000          fill empty resources with realistic data
 //	personnel healthcheck                   exit 0 when the local server is ready
 //	personnel version                       print the build's version and revision
@@ -94,6 +95,8 @@ global:
 		err = serve(args, stdout, stderr)
 	case "migrate":
 		err = migrate(args, stdout, stderr)
+	case "recount":
+		err = recount(args, stdout, stderr)
 	case "user":
 		// The user commands parse their own arguments; help and a missing
 		// sub-command are answered here, as for every other command.
@@ -139,7 +142,9 @@ func usage(w io.Writer) {
 Commands:
   serve [-config file.yaml]      serve the API (the default command)
   migrate [-config file.yaml]    create or update the database schema, then exit
-  user add|list|passwd|disable|enable|delete ...
+  recount [-config file.yaml]    count every resource again and trust the kept counts
+                                 (after a rolling upgrade: see the README)
+  user add|list|passwd|disable|enable|delete|unlock|revoke-token ...
                                  manage who may log in ("personnel user --help")
   seed [--count N] [--resource NAME] [--append] [--seed S]
                                  fill resources with N realistic records each
@@ -305,6 +310,26 @@ func migrate(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "the schema of %s %s is up to date\n", cfg.DBDriver, cfg.RedactedDSN())
 	return d.Close()
+}
+
+// recount counts every resource table again and trusts the kept counts
+// from then on: run once no replica of a version that did not keep counts
+// is left.
+func recount(args []string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig("recount", "Count every resource again and trust the kept counts (after a rolling upgrade).", args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	d, err := openDB(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Recount(context.Background()); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "recounted every resource; lists use the kept counts from now on")
+	return nil
 }
 
 func serve(args []string, stdout, stderr io.Writer) error {

@@ -247,7 +247,7 @@ func TestCLI_HelpListsCommandsAndGlobalFlags(t *testing.T) {
 		if code != 0 || errOut != "" {
 			t.Fatalf("%s: exit %d, stderr %s", arg, code, errOut)
 		}
-		for _, want := range []string{"serve", "migrate", "user", "seed", "healthcheck", "version", "--version", "-v, --verbose", "-h, --help"} {
+		for _, want := range []string{"serve", "migrate", "recount", "user", "seed", "healthcheck", "version", "--version", "-v, --verbose", "-h, --help"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s does not mention %s:\n%s", arg, want, out)
 			}
@@ -257,7 +257,7 @@ func TestCLI_HelpListsCommandsAndGlobalFlags(t *testing.T) {
 
 func TestCLI_EveryCommandAnswersHelp(t *testing.T) {
 	for _, args := range [][]string{
-		{"serve", "--help"}, {"migrate", "--help"}, {"seed", "--help"}, {"healthcheck", "-h"},
+		{"serve", "--help"}, {"migrate", "--help"}, {"recount", "--help"}, {"seed", "--help"}, {"healthcheck", "-h"},
 		{"version", "--help"}, {"user", "--help"}, {"user", "add", "--help"},
 	} {
 		out, errOut, code := runBinary(t, nil, args...)
@@ -290,6 +290,20 @@ func TestCLI_VersionPrintsModuleVersionAndRevision(t *testing.T) {
 		out, _, code := runBinary(t, nil, arg)
 		if code != 0 || !strings.HasPrefix(out, want) {
 			t.Errorf("%s: exit %d, %q, want it to start with %q", arg, code, out, want)
+		}
+	}
+}
+
+func TestCLI_RecountCountsEveryResource(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		cfg := b.Config(t)
+		env := []string{"PERSONNEL_DB_DRIVER=" + cfg.DBDriver, "PERSONNEL_DB_DSN=" + cfg.DBDSN, "PERSONNEL_JWT_SECRET=" + string(cfg.JWTSecret)}
+		if _, errOut, code := runBinary(t, env, "migrate"); code != 0 {
+			t.Fatalf("%s: migrate: exit %d, %s", b.Name, code, errOut)
+		}
+		out, errOut, code := runBinary(t, env, "recount")
+		if code != 0 || !strings.Contains(out, "recounted every resource") {
+			t.Fatalf("%s: recount: exit %d, %s%s", b.Name, code, out, errOut)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func TestUserCommands(t *testing.T) {
 			}{
 				{"duplicate", &fakeIO{stdin: "some-password\n"}, []string{"add", "alice", "--role", "viewer", "--password-stdin"}, "already exists"},
 				{"no role", &fakeIO{stdin: "some-password\n"}, []string{"add", "carol", "--password-stdin"}, "--role"},
-				{"bad role", &fakeIO{stdin: "some-password\n"}, []string{"add", "carol", "--role", "admin", "--password-stdin"}, "--role"},
+				{"bad role", &fakeIO{stdin: "some-password\n"}, []string{"add", "carol", "--role", "admin", "--password-stdin"}, `unknown role "admin"`},
 				{"not a terminal", &fakeIO{}, []string{"add", "carol", "--role", "viewer"}, "--password-stdin"},
 				{"prompts differ", &fakeIO{terminal: true, typed: []string{"password-one", "password-two"}}, []string{"add", "carol", "--role", "viewer"}, "differ"},
 				{"short password", &fakeIO{stdin: "short\n"}, []string{"add", "carol", "--role", "viewer", "--password-stdin"}, "at least 8"},

@@ -83,6 +83,27 @@ var (
 			},
 		},
 	}
+	// PersonnelCountSlotColumns holds the columns for the "personnel_count_slot" table.
+	PersonnelCountSlotColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "table_name", Type: field.TypeString, Size: 64},
+		{Name: "slot", Type: field.TypeInt},
+		{Name: "records", Type: field.TypeInt64},
+		{Name: "trusted", Type: field.TypeInt},
+	}
+	// PersonnelCountSlotTable holds the schema information for the "personnel_count_slot" table.
+	PersonnelCountSlotTable = &schema.Table{
+		Name:       "personnel_count_slot",
+		Columns:    PersonnelCountSlotColumns,
+		PrimaryKey: []*schema.Column{PersonnelCountSlotColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "countslot_table_name_slot",
+				Unique:  true,
+				Columns: []*schema.Column{PersonnelCountSlotColumns[1], PersonnelCountSlotColumns[2]},
+			},
+		},
+	}
 	// PersonnelDepartmentColumns holds the columns for the "personnel_department" table.
 	PersonnelDepartmentColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -175,6 +196,7 @@ var (
 	Tables = []*schema.Table{
 		PersonnelAreaTable,
 		PersonnelAuthTokenTable,
+		PersonnelCountSlotTable,
 		PersonnelDepartmentTable,
 		PersonnelLoginFailureTable,
 		PersonnelUserTable,
@@ -189,6 +211,9 @@ func init() {
 	PersonnelAuthTokenTable.ForeignKeys[0].RefTable = PersonnelUserTable
 	PersonnelAuthTokenTable.Annotation = &entsql.Annotation{
 		Table: "personnel_auth_token",
+	}
+	PersonnelCountSlotTable.Annotation = &entsql.Annotation{
+		Table: "personnel_count_slot",
 	}
 	PersonnelDepartmentTable.ForeignKeys[0].RefTable = PersonnelDepartmentTable
 	PersonnelDepartmentTable.Annotation = &entsql.Annotation{

@@ -12,6 +12,9 @@ type Area func(*sql.Selector)
 // AuthToken is the predicate function for authtoken builders.
 type AuthToken func(*sql.Selector)
 
+// CountSlot is the predicate function for countslot builders.
+type CountSlot func(*sql.Selector)
+
 // Department is the predicate function for department builders.
 type Department func(*sql.Selector)
 

@@ -1,0 +1,195 @@
+package db
+
+import (
+	"context"
+	stdsql "database/sql"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+
+	"entgo.io/ent/dialect"
+
+	"personnel/ent"
+)
+
+// The number of records of each resource table, kept so that an
+// unfiltered list does not count the table. SQLite keeps it with triggers
+// (db/search.go). MySQL and MariaDB (and any database without them) keep
+// it here, by the service, in the same transaction as every insert and
+// delete: countSlots rows per table in personnel_count_slot, each write
+// adding to one chosen at random, so that concurrent writers seldom queue
+// on one row lock; the count is their sum.
+//
+// A count kept by the service goes wrong if anything else writes the
+// table, in particular replicas of a version that did not keep counts,
+// still running during a rolling upgrade. So a count is used only once it
+// is trusted: at once for a table this version created, and for a table
+// that existed before counts were kept, after `personnel recount` (which
+// the README says to run once the last replica of the earlier version is
+// gone). Every start recounts, under the slots' row locks, and mends a
+// count that has drifted.
+
+// countSlots is how many rows share a table's count.
+const countSlots = 8
+
+// KeepsCounts reports whether the service must keep counts itself: on
+// every database but SQLite, whose triggers keep them.
+func (d *DB) KeepsCounts() bool { return d.Dialect != dialect.SQLite }
+
+// AddToCount adds delta to the count of table, in tx, the transaction of
+// the insert or delete it counts. On SQLite it does nothing.
+func (d *DB) AddToCount(ctx context.Context, tx *ent.Client, table string, delta int) error {
+	if !d.KeepsCounts() || delta == 0 {
+		return nil
+	}
+	s := d.SQL().Raw("UPDATE ").Ident("personnel_count_slot").Raw(" SET ").Ident("records").Raw(" = ").Ident("records").Raw(" + ").Param().
+		Raw(" WHERE ").Ident("table_name").Raw(" = ").Param().Raw(" AND ").Ident("slot").Raw(" = ").Param()
+	_, err := tx.ExecContext(ctx, s.String(), delta, table, rand.IntN(countSlots))
+	return err
+}
+
+// StoredCount returns the count of table, and false when there is none to
+// trust yet (the caller then counts the table).
+func (d *DB) StoredCount(ctx context.Context, table string) (int, bool, error) {
+	var n, trusted, slots int64
+	var err error
+	if d.KeepsCounts() {
+		s := d.SQL().Raw("SELECT COALESCE(SUM(").Ident("records").Raw("), 0), COALESCE(MIN(").Ident("trusted").Raw("), 0), COUNT(*) FROM ").
+			Ident("personnel_count_slot").Raw(" WHERE ").Ident("table_name").Raw(" = ").Param()
+		err = queryRow(ctx, d.read, s.String(), []any{table}, &n, &trusted, &slots)
+	} else {
+		slots, trusted = countSlots, 1
+		err = queryRow(ctx, d.read, "SELECT `records` FROM `"+CountTable+"` WHERE `table_name` = ?", []any{table}, &n)
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return int(n), slots == countSlots && trusted == 1, nil
+}
+
+// existingTables returns the resource tables that exist, before a
+// migration creates the missing ones.
+func (d *DB) existingTables(ctx context.Context) (map[string]bool, error) {
+	have := map[string]bool{}
+	if !d.KeepsCounts() {
+		return have, nil
+	}
+	schemaOf := "DATABASE()"
+	if d.Dialect == dialect.Postgres {
+		schemaOf = "current_schema()"
+	}
+	rows, err := d.write.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = "+schemaOf)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		have[name] = true
+	}
+	return have, rows.Err()
+}
+
+// reconcileCounts recounts every resource table under its slots' row
+// locks (so no write counts meanwhile) and mends a count that drifted.
+// Slots are made for a table that has none: trusted when this migration
+// created the table (existed says it did not exist before), untrusted
+// otherwise. trust marks every count trusted (personnel recount).
+func (d *DB) reconcileCounts(ctx context.Context, existed map[string]bool, trust bool) error {
+	if !d.KeepsCounts() {
+		return nil
+	}
+	for _, t := range ent.ResourceTables() {
+		err := d.InTx(ctx, func(tx *ent.Client) error {
+			lock := d.SQL().Raw("SELECT ").Ident("records").Raw(", ").Ident("trusted").Raw(" FROM ").Ident("personnel_count_slot").
+				Raw(" WHERE ").Ident("table_name").Raw(" = ").Param().Raw(" FOR UPDATE")
+			rows, err := tx.QueryContext(ctx, lock.String(), t.Table)
+			if err != nil {
+				return err
+			}
+			var slots int
+			var sum, minTrusted int64 = 0, 1
+			for rows.Next() {
+				var records, trusted int64
+				if err := rows.Scan(&records, &trusted); err != nil {
+					rows.Close()
+					return err
+				}
+				slots, sum, minTrusted = slots+1, sum+records, min(minTrusted, trusted)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			var n int64
+			if err := queryRow(ctx, tx, d.SQL().Raw("SELECT COUNT(*) FROM ").Ident(t.Table).String(), nil, &n); err != nil {
+				return err
+			}
+			trusted := minTrusted
+			switch {
+			case slots == 0:
+				trusted = 0
+				if !existed[t.Table] {
+					trusted = 1
+				}
+			case slots == countSlots && sum == n && (minTrusted == 1 || !trust):
+				return nil
+			case minTrusted == 1 && sum != n:
+				slog.Warn("a stored record count had drifted (was the table written by another program?); recounted",
+					"table", t.Table, "stored", sum, "records", n)
+			}
+			if trust {
+				trusted = 1
+			}
+			del := d.SQL().Raw("DELETE FROM ").Ident("personnel_count_slot").Raw(" WHERE ").Ident("table_name").Raw(" = ").Param()
+			if _, err := tx.ExecContext(ctx, del.String(), t.Table); err != nil {
+				return err
+			}
+			ins := d.SQL().Raw("INSERT INTO ").Ident("personnel_count_slot").Raw(" (").Ident("table_name").Raw(", ").Ident("slot").Raw(", ").
+				Ident("records").Raw(", ").Ident("trusted").Raw(") VALUES ")
+			var args []any
+			ins.List(countSlots, func(i int) {
+				ins.Raw("(").Param().Raw(", ").Param().Raw(", ").Param().Raw(", ").Param().Raw(")")
+				records := int64(0)
+				if i == 0 {
+					records = n
+				}
+				args = append(args, t.Table, i, records, trusted)
+			})
+			_, err = tx.ExecContext(ctx, ins.String(), args...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("record count of %s: %w", t.Table, err)
+		}
+	}
+	return nil
+}
+
+// Recount counts every resource table again and trusts the counts from
+// then on: what an operator runs once no replica of a version that did not
+// keep counts is left (README, "Upgrading").
+func (d *DB) Recount(ctx context.Context) error {
+	return d.reconcileCounts(ctx, nil, true)
+}
+
+// queryRow runs a one-row query on c and scans the row into dest.
+func queryRow(ctx context.Context, c *ent.Client, query string, args []any, dest ...any) error {
+	rows, err := c.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return stdsql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
