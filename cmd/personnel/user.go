@@ -38,7 +38,7 @@ login lock-out; unlock lifts one without changing anything else. disable
 and delete refuse the last active editor unless given --force.
 `
 
-// io is where a user command reads and writes; tests replace it.
+// cmdIO is where a user command reads and writes; tests replace it.
 type cmdIO struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
