@@ -31,7 +31,13 @@ const CountTable = "personnel_record_count"
 // walking a whole index. Triggers keep both in step with the table inside
 // the writing transaction, whoever writes. Each is (re)built from the
 // table when it is new or its definition changed.
+//
+// PostgreSQL answers substring searches from trigram indexes instead (see
+// ensureTrigramIndexes), and counts with COUNT(*) as MySQL does.
 func (d *DB) ensureSearchIndexes(ctx context.Context) error {
+	if d.Postgres() {
+		return d.ensureTrigramIndexes(ctx)
+	}
 	if d.Dialect != dialect.SQLite {
 		return nil
 	}

@@ -136,7 +136,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 
 func (t tableSource) count(ctx context.Context) (int, error) {
 	r := t.r
-	if len(t.q.Filters) == 0 && t.scope == nil && !r.db.MySQL() {
+	if len(t.q.Filters) == 0 && t.scope == nil && r.db.SQLite() {
 		// SQLite counts by walking an index; its triggers keep the count.
 		var n int
 		err := queryRow(ctx, r.db.Read(), r.sql.storedCount, nil, &n)
@@ -165,7 +165,7 @@ const deferAfter = 1000
 // matches exactly the texts containing it, with % and _ as plain
 // characters.
 func (r *Resource) phrase(f *Field, folded string) (string, bool) {
-	if r.db.MySQL() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
+	if !r.db.SQLite() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
 		return "", false
 	}
 	return f.Fold + ` : "` + replaceQuotes(folded) + `"`, true
