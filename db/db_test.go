@@ -334,3 +334,44 @@ func TestSQLite_MigrationRepairsDroppedTriggers(t *testing.T) {
 		t.Fatalf("after migrating: stored %d, real %d, search %d", stored, real, searchHits(t, d, "uns"))
 	}
 }
+
+// Every backend takes the row locks its flavour calls for, and accepts
+// them; a flavour forced for the tests (TiDB's path against MariaDB) is
+// the one in effect, so a CI step that forces it cannot pass untested.
+func TestLocks_FollowTheFlavorAndAreAccepted(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, _ := b.Open(t)
+			if f := os.Getenv(dbtest.EnvMySQLFlavor); f != "" && b.Name == config.DriverMySQL && d.Flavor != f {
+				t.Fatalf("flavor %q, but %s=%s", d.Flavor, dbtest.EnvMySQLFlavor, f)
+			}
+			want, ok := map[string]db.Locks{
+				"sqlite":   {},
+				"mysql":    {Share: " LOCK IN SHARE MODE", Update: " FOR UPDATE"},
+				"mariadb":  {Share: " LOCK IN SHARE MODE", Update: " FOR UPDATE"},
+				"tidb":     {Share: " FOR UPDATE", Update: " FOR UPDATE"},
+				"postgres": {Share: " FOR SHARE", Update: " FOR UPDATE"},
+			}[d.Flavor]
+			if got := d.Locks(); !ok || got != want {
+				t.Fatalf("flavor %q: locks %+v, want %+v", d.Flavor, got, want)
+			}
+			id, err := insert(d, "LOCKED", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.InTx(context.Background(), func(tx *ent.Client) error {
+				for _, lock := range []string{d.Locks().Share, d.Locks().Update} {
+					var got int64
+					s := d.SQL().Raw("SELECT ").Ident("id").Raw(" FROM ").Ident(cols.Table).Raw(" WHERE ").Ident("id").Raw(" = ").Arg(id).Raw(lock)
+					if err := queryOne(tx, s, &got); err != nil || got != id {
+						return fmt.Errorf("%s: %d, %w", s.String(), got, err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,6 +95,50 @@ func TestCompose_MySQLGatedPersonnelConfiguredByEnvironment(t *testing.T) {
 	}
 	if !published {
 		t.Fatalf("port %s is not published: %+v", port, p.Ports)
+	}
+}
+
+// The postgres profile adds PostgreSQL 15 and a Personnel gated on its
+// health, configured for it; without the profile neither starts.
+func TestCompose_PostgresProfileGatedOnAHealthyPostgres(t *testing.T) {
+	path, err := filepath.Abs("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{
+		WorkingDir:  filepath.Dir(path),
+		ConfigFiles: []types.ConfigFile{{Filename: path}},
+		Environment: types.Mapping{},
+	}, func(o *loader.Options) { o.SetProjectName("personnel", true); o.Profiles = []string{"postgres"} })
+	if err != nil {
+		t.Fatalf("loading docker-compose.yml with the postgres profile: %v", err)
+	}
+	pg, ok := project.Services["postgres"]
+	if !ok || !strings.HasPrefix(pg.Image, "postgres:15") || !slices.Equal(pg.Profiles, []string{"postgres"}) {
+		t.Fatalf("postgres service: %q in profiles %v", pg.Image, pg.Profiles)
+	}
+	if pg.HealthCheck == nil || len(pg.HealthCheck.Test) == 0 {
+		t.Fatal("postgres has no healthcheck")
+	}
+	p, ok := project.Services["personnel-postgres"]
+	if !ok || p.Build == nil || !slices.Equal(p.Profiles, []string{"postgres"}) {
+		t.Fatalf("personnel-postgres is not built from the repository in the postgres profile: %+v", p)
+	}
+	if dep, ok := p.DependsOn["postgres"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+		t.Fatalf("personnel-postgres does not wait for postgres to be healthy: %+v", p.DependsOn)
+	}
+	env := map[string]string{}
+	for k, v := range p.Environment {
+		if v != nil {
+			env[k] = *v
+		}
+	}
+	cfg, err := config.Load("", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("the compose environment is not a valid configuration: %v", err)
+	}
+	if cfg.DBDriver != config.DriverPostgres || !strings.Contains(cfg.DBDSN, "@postgres:5432/") {
+		t.Errorf("personnel-postgres does not use the postgres service: %s %s", cfg.DBDriver, cfg.RedactedDSN())
 	}
 }
 
