@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"personnel/casefold"
 	"personnel/db"
@@ -309,6 +310,12 @@ func (r *Resource) where(s *db.SQL, a string, filters []Filter, extra func(s *db
 	for _, flt := range filters {
 		f := &r.fields.List[flt.Field]
 		and()
+		if (flt.Op == OpExact || flt.Op == OpIContains) && (f.Kind == KindText || f.Kind == KindChoice) && !utf8.ValidString(flt.Value.Str) {
+			// Stored text is valid UTF-8, so this matches nothing; and
+			// PostgreSQL refuses such an argument rather than compare it.
+			s.Raw("1 = 0")
+			continue
+		}
 		switch flt.Op {
 		case OpExact:
 			if f.Fold != "" {
