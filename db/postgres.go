@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -156,7 +157,17 @@ func (d *DB) ensureTrigramIndexes(ctx context.Context) error {
 		return nil
 	}
 	for _, c := range ent.ResourceTables() {
+		// CREATE INDEX takes a lock that holds writes back even when the
+		// index exists; replicas serving writes while another starts are
+		// spared it by looking first.
+		have, err := d.TrigramIndexes(ctx, c.Table)
+		if err != nil {
+			return err
+		}
 		for _, col := range c.Search {
+			if slices.Contains(have, trigramIndex(c.Table, col)) {
+				continue
+			}
 			s := (&SQL{postgres: true}).Raw("CREATE INDEX IF NOT EXISTS ").Ident(trigramIndex(c.Table, col)).
 				Raw(" ON ").Ident(c.Table).Raw(" USING gin (").Ident(col).Raw(" gin_trgm_ops)")
 			if _, err := w.ExecContext(ctx, s.String()); err != nil {
