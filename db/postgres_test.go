@@ -162,3 +162,27 @@ func withUser(t *testing.T, dsn, user string) string {
 	}
 	return dsn + " user=" + user // the last of a repeated keyword wins
 }
+
+// A bulk load on PostgreSQL leaves the table analyzed, so the planner
+// knows the rows at once (pg_class.reltuples stays -1, "never analyzed",
+// until something analyzes the table).
+func TestPostgres_BulkLoadAnalyzesTheTable(t *testing.T) {
+	d, _ := postgresBackend(t).Open(t)
+	ctx := context.Background()
+	err := d.BulkLoad(ctx, cols.Table, func() error {
+		for _, code := range []string{"bulk1", "bulk2", "bulk3"} {
+			if _, err := insert(d, code, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tuples float64
+	s := d.SQL().Raw("SELECT reltuples FROM pg_class WHERE oid = ").Arg(cols.Table).Raw("::regclass")
+	if err := queryOne(d.Read(), s, &tuples); err != nil || tuples != 3 {
+		t.Fatalf("after the bulk load pg_class.reltuples = %v (%v), want 3", tuples, err)
+	}
+}
