@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # Build a static binary (pure-Go SQLite, so no cgo), then ship it alone on a
-# minimal non-root image.
-FROM golang:1.26 AS build
+# minimal non-root image. The builder is the Go release go.mod names: an
+# older 1.26 image would refuse `go 1.26.8` under GOTOOLCHAIN=local.
+FROM golang:1.26.8 AS build
+ENV GOTOOLCHAIN=local
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -12,12 +14,16 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/personnel ./cmd/pe
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/personnel /personnel
 COPY --from=build --chown=65532:65532 /out/data /data
-# The embedded SQLite database lives in /data; mount a volume there when
-# running a single container without MySQL.
+# The embedded SQLite database lives in /data when no MySQL is configured:
+# mount a volume there (docker run -v personnel-data:/data) to keep it. No
+# VOLUME instruction: with MySQL it would only leave anonymous volumes behind.
 ENV PERSONNEL_ADDR=:8000 \
     PERSONNEL_DB_DSN=/data/personnel.db
-VOLUME /data
 EXPOSE 8000
 USER 65532:65532
+# The image has no shell or curl: the binary asks its own /readyz. The start
+# period covers the wait for a database that is still starting.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["/personnel", "healthcheck"]
 ENTRYPOINT ["/personnel"]
 CMD ["serve"]

@@ -34,6 +34,7 @@ const (
 	UnsupportedMediaType
 	TooManyRequests
 	Unavailable
+	RequestTimeout
 )
 
 // statuses is the single table from error kinds to HTTP statuses.
@@ -50,6 +51,7 @@ var statuses = [...]int{
 	UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	TooManyRequests:      http.StatusTooManyRequests,
 	Unavailable:          http.StatusServiceUnavailable,
+	RequestTimeout:       http.StatusRequestTimeout,
 }
 
 // Status returns the HTTP status of k.
@@ -132,7 +134,7 @@ func Write(ctx context.Context, w http.ResponseWriter, err error) {
 	case e.Kind == Internal:
 		slog.ErrorContext(ctx, "internal error", "error", err)
 	case e.Kind == Unavailable:
-		slog.WarnContext(ctx, "database unavailable", "error", err)
+		slog.WarnContext(ctx, "unavailable", "msg", e.Msg, "error", err)
 		w.Header().Set("Retry-After", "1")
 	case e.Cause != nil:
 		slog.DebugContext(ctx, "client error", "status", status, "error", err)
@@ -146,41 +148,74 @@ func Write(ctx context.Context, w http.ResponseWriter, err error) {
 	_, _ = w.Write(Body(status, msg, e.Fields))
 }
 
+// NonFieldErrors is the key under which Django REST Framework reports
+// errors about a request as a whole (a failed login, refresh or verify).
+const NonFieldErrors = "non_field_errors"
+
+// NonField returns an Invalid error about the request as a whole, such as
+// wrong login credentials: its msg is the message itself, and the body
+// also carries it under non_field_errors, where DRF clients look.
+func NonField(msg string) *Error {
+	return &Error{Kind: Invalid, Msg: msg, Fields: []FieldError{{Field: NonFieldErrors, Msg: msg}}}
+}
+
+// reserved are the keys of the error body itself: a field of that name is
+// reported under "errors" only, never copied to the top level over them.
+var reserved = map[string]bool{"code": true, "msg": true, "errors": true, "detail": true}
+
 // Body renders the contract's error body: {"code":N,"msg":"...","errors":{...}}.
-// Fields with several messages keep them in order under one key.
+// Fields with several messages keep them in order under one key. For the
+// clients written against Django REST Framework, the body also carries
+// DRF's own keys: each field's messages again at the top level (except a
+// field named like one of the body's keys), or, when no field is at fault,
+// "detail" with the message.
 func Body(status int, msg string, fields []FieldError) []byte {
-	b := make([]byte, 0, 64+len(msg))
+	b := make([]byte, 0, 64+2*len(msg))
 	b = append(b, `{"code":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, `,"msg":`...)
 	b = AppendString(b, msg)
-	if len(fields) > 0 {
-		b = append(b, `,"errors":{`...)
-		done := make(map[string]bool, len(fields))
-		for i, fe := range fields {
-			if done[fe.Field] {
+	if len(fields) == 0 {
+		b = append(b, `,"detail":`...)
+		b = AppendString(b, msg)
+		return append(b, '}')
+	}
+	b = append(b, `,"errors":{`...)
+	b = appendFields(b, fields, false)
+	b = append(b, '}')
+	b = appendFields(b, fields, true)
+	return append(b, '}')
+}
+
+// appendFields appends "field":["message",...] for each field, in the
+// order of first appearance; top says these are the top-level copies,
+// which follow a member already written and skip the reserved names.
+func appendFields(b []byte, fields []FieldError, top bool) []byte {
+	done := make(map[string]bool, len(fields))
+	first := !top
+	for i, fe := range fields {
+		if done[fe.Field] || (top && reserved[fe.Field]) {
+			continue
+		}
+		done[fe.Field] = true
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = AppendString(b, fe.Field)
+		b = append(b, `:[`...)
+		firstMsg := true
+		for _, other := range fields[i:] {
+			if other.Field != fe.Field {
 				continue
 			}
-			done[fe.Field] = true
-			if i > 0 {
+			if !firstMsg {
 				b = append(b, ',')
 			}
-			b = AppendString(b, fe.Field)
-			b = append(b, `:[`...)
-			first := true
-			for _, other := range fields[i:] {
-				if other.Field != fe.Field {
-					continue
-				}
-				if !first {
-					b = append(b, ',')
-				}
-				first = false
-				b = AppendString(b, other.Msg)
-			}
-			b = append(b, ']')
+			firstMsg = false
+			b = AppendString(b, other.Msg)
 		}
-		b = append(b, '}')
+		b = append(b, ']')
 	}
-	return append(b, '}')
+	return b
 }

@@ -1,9 +1,19 @@
-// Package auth puts JWT authentication in front of the API, with
-// appleboy/gin-jwt: POST /jwt-api-token-auth/ trades a username and
-// password for a token, POST /jwt-api-token-refresh/ trades a token for a
-// newer one, and every API request must carry "Authorization: JWT <token>"
-// (or Bearer, in any letter case). Users live in the database with bcrypt
-// hashes; editors may write, viewers only read.
+// Package auth puts authentication in front of the API, with the three
+// schemes of the Django REST Framework service it replaces, each of which
+// can be switched off (PERSONNEL_AUTH_SCHEMES):
+//
+//   - JWT, with appleboy/gin-jwt: POST /jwt-api-token-auth/ trades a
+//     username and password for a token, POST /jwt-api-token-refresh/ a
+//     token for a newer one, POST /jwt-api-token-verify/ checks one; API
+//     requests carry "Authorization: JWT <token>" (or Bearer);
+//   - API keys (DRF's authtoken): POST /api-token-auth/ answers the user's
+//     key, sent as "Authorization: Token <key>" (token.go);
+//   - HTTP Basic on any request, its successful checks remembered for a
+//     minute (basic.go).
+//
+// Scheme words match in any letter case. Every password check of every
+// scheme goes through one throttled, bounded check (login.go). Users live
+// in the database with bcrypt hashes; editors may write, viewers only read.
 //
 // gin-jwt differs from the contract in several places, each handled here:
 // its header scheme is one case-sensitive word (normalised before it
@@ -19,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,15 +41,30 @@ import (
 	"personnel/config"
 	"personnel/db"
 	"personnel/ent"
-	"personnel/ent/user"
 	"personnel/jsonbody"
 )
 
-// Paths of the token endpoints.
+// Paths of the JWT endpoints.
 const (
 	LoginPath   = "/jwt-api-token-auth"
 	RefreshPath = "/jwt-api-token-refresh"
+	VerifyPath  = "/jwt-api-token-verify"
 )
+
+// Authentication schemes, as PERSONNEL_AUTH_SCHEMES names them.
+const (
+	SchemeJWT   = "jwt"
+	SchemeToken = "token"
+	SchemeBasic = "basic"
+)
+
+// challenges are the WWW-Authenticate challenges of the schemes, in the
+// order a 401 lists them: JWT first, as the contract says.
+var challenges = []struct{ scheme, challenge string }{
+	{SchemeJWT, `JWT realm="api"`},
+	{SchemeToken, "Token"},
+	{SchemeBasic, `Basic realm="api"`},
+}
 
 // Claims in a token.
 const (
@@ -54,7 +78,7 @@ const (
 const (
 	msgBadCredentials = "Unable to log in with provided credentials."
 	msgNoCredentials  = "Authentication credentials were not provided."
-	msgBadHeader      = `Invalid Authorization header; send "Authorization: JWT <token>".`
+	msgBadHeader      = `Invalid Authorization header; send "Authorization: JWT <token>", "Token <key>" or "Basic <credentials>".`
 	msgExpired        = "Signature has expired."
 	msgInvalid        = "Error decoding signature."
 	msgRefreshExpired = "Refresh has expired."
@@ -90,10 +114,15 @@ type Service struct {
 	ttl       time.Duration
 	window    time.Duration
 	bodyLimit int64
+	cost      int // bcrypt cost of stored hashes
 	mw        *jwt.GinJWTMiddleware
 	users     *userCache
 	verified  *tokenCache
+	keys      *keyCache
+	basic     *basicCache
 	throttle  *throttle
+	hashing   *hashGate
+	schemes   map[string]bool // enabled
 }
 
 // ctxError is where the gin-jwt callbacks hand the real error to
@@ -102,6 +131,10 @@ const ctxError = "personnel.auth.error"
 
 // ctxUser holds the authenticated user's name, for logs.
 const ctxUser = "personnel.auth.user"
+
+// ctxState holds the state of a user authenticated by key or Basic, for
+// gate (a JWT's user is checked there from its claims).
+const ctxState = "personnel.auth.state"
 
 // New builds the authentication of cfg over d. It fails when there is no
 // usable secret (see Secret).
@@ -120,14 +153,26 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	basic, err := newBasicCache()
+	if err != nil {
+		return nil, err
+	}
 	s := &Service{
 		db: d, clock: opts.Clock, hasher: opts.Hasher, dummy: dummy, secret: secret,
 		method: gojwt.GetSigningMethod(cfg.JWTAlgorithm), ttl: cfg.JWTTTL, window: cfg.JWTRefreshWindow,
 		bodyLimit: cfg.BodyLimit,
+		cost:      cfg.BcryptCost,
 		users:     newUserCache(d, opts.Clock),
 		verified:  &tokenCache{m: map[string]verifiedToken{}},
+		keys:      &keyCache{m: map[string]keyEntry{}},
+		basic:     basic,
 		throttle: &throttle{db: d, clock: opts.Clock, perUser: cfg.LoginFailuresUser,
 			perAddr: cfg.LoginFailuresAddr, window: cfg.LoginFailureWindow},
+		hashing: newHashGate(),
+		schemes: map[string]bool{},
+	}
+	for _, sc := range cfg.AuthSchemes {
+		s.schemes[sc] = true
 	}
 	if s.method == nil {
 		return nil, fmt.Errorf("PERSONNEL_JWT_ALGORITHM: unknown algorithm %q", cfg.JWTAlgorithm)
@@ -146,11 +191,9 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 		// the refusal); expiry is checked by gin-jwt against TimeFunc, so
 		// one clock decides.
 		ParseOptions:          []gojwt.ParserOption{gojwt.WithValidMethods([]string{cfg.JWTAlgorithm}), gojwt.WithoutClaimsValidation()},
-		Authenticator:         s.authenticate,
 		PayloadFunc:           payload,
-		LoginResponse:         tokenResponse,
 		HTTPStatusMessageFunc: stashError,
-		Unauthorized:          unauthorized,
+		Unauthorized:          s.unauthorized,
 	})
 	if err != nil {
 		return nil, err
@@ -158,22 +201,63 @@ func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
 	return s, nil
 }
 
-// Routes registers the token endpoints on r, with and without the trailing
-// slash.
+// Routes registers the login and token endpoints on r, with and without
+// the trailing slash. They are served whichever schemes are enabled: the
+// setting says which credentials API requests may carry.
 func (s *Service) Routes(r gin.IRouter) {
-	for _, p := range []string{LoginPath, LoginPath + "/"} {
-		r.POST(p, s.mw.LoginHandler)
-	}
-	for _, p := range []string{RefreshPath, RefreshPath + "/"} {
-		r.POST(p, s.refresh)
+	for _, e := range []struct {
+		path string
+		h    gin.HandlerFunc
+	}{{LoginPath, s.login}, {RefreshPath, s.refresh}, {VerifyPath, s.verifyToken}, {TokenLoginPath, s.tokenLogin}} {
+		r.POST(e.path, e.h)
+		r.POST(e.path+"/", e.h)
 	}
 }
 
-// Middleware returns the handlers that authenticate an API request:
-// normalise the header, check the token (gin-jwt, unless this token was
-// verified before), then check its user and role.
+// Middleware returns the handlers that authenticate an API request: find
+// its user by whichever enabled scheme its Authorization header uses, then
+// check that user and role.
 func (s *Service) Middleware() []gin.HandlerFunc {
-	return []gin.HandlerFunc{normaliseScheme, s.verify(s.mw.MiddlewareFunc()), s.gate}
+	return []gin.HandlerFunc{s.singleAuthorization, s.identify(s.verify(s.mw.MiddlewareFunc())), s.gate}
+}
+
+// identify authenticates by the scheme the Authorization header names (in
+// any letter case): a JWT (also as Bearer) goes through byJWT, which sets
+// its claims for gate; a key or Basic credentials are checked here and
+// their user's state handed to gate. A scheme that is not enabled is
+// refused like an unknown one.
+func (s *Service) identify(byJWT gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		h := c.GetHeader("Authorization")
+		f := strings.Fields(h)
+		scheme := ""
+		if len(f) == 2 {
+			scheme = strings.ToLower(f[0])
+		}
+		var st userState
+		var err error
+		switch {
+		case h == "":
+			err = apierror.New(apierror.Unauthorized, msgNoCredentials)
+		case (scheme == "jwt" || scheme == "bearer") && s.schemes[SchemeJWT]:
+			// The one form gin-jwt and the verified-token cache read.
+			c.Request.Header.Set("Authorization", "JWT "+f[1])
+			byJWT(c)
+			return
+		case scheme == SchemeToken && s.schemes[SchemeToken]:
+			st, err = s.keyUser(c.Request.Context(), f[1])
+		case scheme == SchemeBasic && s.schemes[SchemeBasic]:
+			st, err = s.basicUser(c, f[1])
+		default:
+			err = apierror.New(apierror.Unauthorized, msgBadHeader)
+		}
+		if err != nil {
+			s.abort(c, err)
+			return
+		}
+		c.Set(ctxState, st)
+		c.Next()
+	}
 }
 
 // verify lets gin-jwt parse and check a token the first time it is seen,
@@ -184,15 +268,15 @@ func (s *Service) Middleware() []gin.HandlerFunc {
 // against the clock on each use, and the user's state by gate.
 func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		// Only a header in the one form normaliseScheme leaves may use the
+		// Only a header in the one form identify leaves may use the
 		// cache; anything else goes to gin-jwt to be refused.
 		token, scheme := strings.CutPrefix(c.GetHeader("Authorization"), "JWT ")
 		if v, ok := s.verified.get(token); scheme && ok {
 			if v.exp < s.clock().Unix() {
-				abort(c, apierror.New(apierror.Unauthorized, msgExpired))
+				s.abort(c, apierror.New(apierror.Unauthorized, msgExpired))
 				return
 			}
-			c.Set("JWT_PAYLOAD", jwt.MapClaims{claimUserID: float64(v.userID), claimOrigIat: float64(v.origIat), claimExp: float64(v.exp)})
+			c.Set("JWT_PAYLOAD", jwt.MapClaims(v.claims()))
 			c.Next()
 			return
 		}
@@ -203,63 +287,55 @@ func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 // Username returns the authenticated user's name, or "".
 func Username(c *gin.Context) string { return c.GetString(ctxUser) }
 
-// normaliseScheme rewrites "jwt <t>", "Bearer <t>" and the like to the one
-// form gin-jwt reads, "JWT <t>". Anything else is left for gin-jwt to refuse.
-func normaliseScheme(c *gin.Context) {
-	f := strings.Fields(c.GetHeader("Authorization"))
-	if len(f) == 2 && (strings.EqualFold(f[0], "jwt") || strings.EqualFold(f[0], "bearer")) {
-		c.Request.Header.Set("Authorization", "JWT "+f[1])
-	}
-	c.Next()
-}
-
 // gate refuses tokens of users that are gone, disabled or changed password
-// since the login, and writes by viewers.
+// since the login, and writes by viewers. A user authenticated by key or
+// Basic was checked by identify already.
 func (s *Service) gate(c *gin.Context) {
-	claims := jwt.ExtractClaims(c)
-	id, origIat, err := loginClaims(claims)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	st, err := s.allowed(c.Request.Context(), id, origIat)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if tok, ok := c.Get("JWT_TOKEN"); ok { // gin-jwt verified it just now
-		if exp, ok := intClaim(claims[claimExp]); ok {
-			s.verified.put(tok.(string), verifiedToken{userID: id, origIat: origIat, exp: exp})
+	var st userState
+	if v, ok := c.Get(ctxState); ok {
+		st = v.(userState)
+	} else {
+		claims := jwt.ExtractClaims(c)
+		login, err := loginClaims(claims)
+		if err != nil {
+			s.abort(c, err)
+			return
+		}
+		tok, fresh := c.Get("JWT_TOKEN") // gin-jwt verified it just now
+		if fresh {
+			if err := s.checkFresh(tok.(string), claims); err != nil {
+				s.abort(c, err)
+				return
+			}
+		}
+		st, err = s.allowed(c.Request.Context(), login)
+		if err != nil {
+			s.abort(c, err)
+			return
+		}
+		if fresh {
+			if exp, ok := intClaim(claims[claimExp]); ok {
+				s.verified.put(tok.(string), verifiedToken{login: login, exp: exp})
+			}
 		}
 	}
 	c.Set(ctxUser, st.username)
 	if st.role != RoleEditor && isWrite(c.Request.Method) {
-		abort(c, apierror.New(apierror.Forbidden, msgForbidden))
+		s.abort(c, apierror.New(apierror.Forbidden, msgForbidden))
 		return
 	}
 	c.Next()
-}
-
-// loginClaims returns the user id and original login time a verified
-// token carries; a token without them is invalid.
-func loginClaims(claims map[string]any) (id, origIat int64, err error) {
-	id, ok1 := intClaim(claims[claimUserID])
-	origIat, ok2 := intClaim(claims[claimOrigIat])
-	if !ok1 || !ok2 {
-		return 0, 0, apierror.New(apierror.Unauthorized, msgInvalid)
-	}
-	return id, origIat, nil
 }
 
 // allowed returns the state of the user a token names, or an error when
 // that user is gone, disabled, or changed password after the token's
 // login: the one rule both the API gate and refresh apply.
-func (s *Service) allowed(ctx context.Context, id, origIat int64) (userState, error) {
-	st, err := s.users.get(ctx, int(id))
+func (s *Service) allowed(ctx context.Context, login tokenLogin) (userState, error) {
+	st, err := s.users.get(ctx, int(login.userID), login)
 	if err != nil {
 		return userState{}, storeError(err)
 	}
-	if !st.exists || !st.active || origIat < st.validAfter {
+	if !st.exists || !st.active || !login.current(st) {
 		return userState{}, apierror.New(apierror.Unauthorized, msgUserGone)
 	}
 	return st, nil
@@ -273,128 +349,106 @@ func isWrite(method string) bool {
 	return true
 }
 
-// credentials is a validated login body.
-type credentials struct{ username, password string }
-
-// authenticate checks a login. Whether or not the user exists, it costs one
-// database look-up and one bcrypt comparison (against a dummy hash when
-// there is no such user), so the answer's timing does not tell.
-func (s *Service) authenticate(c *gin.Context) (any, error) {
-	ctx := c.Request.Context()
-	cr, err := s.readCredentials(c)
-	if err != nil {
-		return nil, err
-	}
-	addr := c.ClientIP()
-	wait, err := s.throttle.wait(ctx, cr.username, addr)
-	if err != nil {
-		return nil, storeError(err)
-	}
-	if wait > 0 {
-		secs := int((wait + time.Second - 1) / time.Second)
-		c.Header("Retry-After", strconv.Itoa(secs))
-		return nil, apierror.New(apierror.TooManyRequests,
-			fmt.Sprintf("Too many failed logins; try again in %d seconds.", secs))
-	}
-	u, err := s.db.Read().User.Query().Where(user.Username(cr.username)).Only(ctx)
-	hash := s.dummy
-	switch {
-	case err == nil:
-		hash = []byte(u.PasswordHash)
-	case !ent.IsNotFound(err):
-		return nil, storeError(err)
-	}
-	match := s.hasher.Compare(hash, cr.password) == nil
-	if err != nil || !match || !u.Active {
-		if ferr := s.throttle.fail(ctx, cr.username, addr); ferr != nil {
-			return nil, storeError(ferr)
-		}
-		return nil, apierror.New(apierror.Invalid, msgBadCredentials)
-	}
-	if err := s.throttle.succeed(ctx, cr.username); err != nil {
-		return nil, storeError(err)
-	}
-	return u, nil
-}
-
-// readCredentials validates {"username": "...", "password": "..."}.
-func (s *Service) readCredentials(c *gin.Context) (credentials, error) {
-	m, err := jsonbody.Object(c.Request, s.bodyLimit)
-	if err != nil {
-		return credentials{}, err
-	}
-	var cr credentials
-	var errs []apierror.FieldError
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"username", &cr.username}, {"password", &cr.password}} {
-		v, msg := stringField(m, f.name)
-		if msg != "" {
-			errs = append(errs, apierror.FieldError{Field: f.name, Msg: msg})
-		}
-		*f.dst = v
-	}
-	if len(errs) > 0 {
-		return credentials{}, apierror.Fields(errs...)
-	}
-	return cr, nil
-}
-
-// payload puts the user's id and name in a new token; gin-jwt adds exp and
-// orig_iat.
+// payload puts the user's id, name and token generation (see tokenLogin)
+// in a new token; gin-jwt adds exp and orig_iat.
 func payload(data any) jwt.MapClaims {
 	u := data.(*ent.User)
-	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username}
+	return jwt.MapClaims{claimUserID: u.ID, claimUsername: u.Username,
+		claimGen: u.TokenGeneration, claimValidAfter: u.TokensValidAfter.Unix()}
 }
 
 // refresh answers {"token": "<jwt>"} with {"token": "<newer jwt>"}. The
 // old token may have expired, but its original login must lie within the
 // refresh window, and its user must still be allowed in. The new token
 // keeps the original login time, so refreshing never extends the window.
+// Failures are 400 with non_field_errors, as drf-jwt answers them.
 func (s *Service) refresh(c *gin.Context) {
-	m, err := jsonbody.Object(c.Request, s.bodyLimit)
+	login, st, err := s.postedToken(c, false)
 	if err != nil {
-		abort(c, err)
-		return
-	}
-	raw, msg := stringField(m, "token")
-	if msg != "" {
-		abort(c, apierror.Fields(apierror.FieldError{Field: "token", Msg: msg}))
-		return
-	}
-	tok, err := s.mw.ParseTokenString(raw)
-	if err != nil {
-		abort(c, apierror.Wrap(apierror.Unauthorized, msgInvalid, err))
-		return
-	}
-	claims, _ := tok.Claims.(gojwt.MapClaims)
-	id, origIat, err := loginClaims(claims)
-	if err != nil {
-		abort(c, err)
+		s.abort(c, err)
 		return
 	}
 	now := s.clock()
-	if time.Unix(origIat, 0).Add(s.window).Before(now) {
-		abort(c, apierror.New(apierror.Unauthorized, msgRefreshExpired))
-		return
-	}
-	st, err := s.allowed(c.Request.Context(), id, origIat)
+	next := gojwt.MapClaims(login.claims())
+	next[claimUsername], next[claimExp] = st.username, now.Add(s.ttl).Unix()
+	signed, err := gojwt.NewWithClaims(s.method, next).SignedString(s.secret)
 	if err != nil {
-		abort(c, err)
-		return
-	}
-	signed, err := gojwt.NewWithClaims(s.method, gojwt.MapClaims{
-		claimUserID: id, claimUsername: st.username, claimOrigIat: origIat, claimExp: now.Add(s.ttl).Unix(),
-	}).SignedString(s.secret)
-	if err != nil {
-		abort(c, err)
+		s.abort(c, err)
 		return
 	}
 	tokenResponse(c, http.StatusOK, signed, time.Time{})
 }
 
+// verifyToken answers {"token": "<jwt>"} with the same body when the token
+// is valid (signed, not expired, its user still allowed in), and 400 with
+// non_field_errors otherwise: drf-jwt's verify view.
+func (s *Service) verifyToken(c *gin.Context) {
+	if _, _, err := s.postedToken(c, true); err != nil {
+		s.abort(c, err)
+		return
+	}
+	tokenResponse(c, http.StatusOK, c.GetString(ctxPostedToken), time.Time{})
+}
+
+// ctxPostedToken holds the token a refresh or verify request posted.
+const ctxPostedToken = "personnel.auth.posted"
+
+// postedToken reads and checks the token of a refresh or verify request:
+// verify wants it unexpired, refresh within the refresh window from the
+// original login. Every refusal is a 400 with non_field_errors.
+func (s *Service) postedToken(c *gin.Context, unexpired bool) (login tokenLogin, st userState, err error) {
+	m, err := jsonbody.Object(c.Request, s.bodyLimit)
+	if err != nil {
+		return login, st, err
+	}
+	raw, msg := stringField(m, "token")
+	if msg != "" {
+		return login, st, apierror.Fields(apierror.FieldError{Field: "token", Msg: msg})
+	}
+	c.Set(ctxPostedToken, raw)
+	tok, err := s.mw.ParseTokenString(raw)
+	if err != nil {
+		return login, st, nonField(msgInvalid, err)
+	}
+	claims, _ := tok.Claims.(gojwt.MapClaims)
+	login, err = loginClaims(claims)
+	if err != nil {
+		return login, st, nonField(msgInvalid, err)
+	}
+	now := s.clock()
+	exp, hasExp := intClaim(claims[claimExp])
+	if !hasExp { // a token that never expires is not ours
+		return login, st, nonField(msgInvalid, nil)
+	}
+	if err := checkToken(tok.Header, claims, now); err != nil {
+		return login, st, nonField(apierror.As(err).Msg, err)
+	}
+	if unexpired {
+		if exp < now.Unix() {
+			return login, st, nonField(msgExpired, nil)
+		}
+	} else if time.Unix(login.origIat, 0).Add(s.window).Before(now) {
+		return login, st, nonField(msgRefreshExpired, nil)
+	}
+	st, err = s.allowed(c.Request.Context(), login)
+	if ae := (*apierror.Error)(nil); errors.As(err, &ae) && ae.Kind == apierror.Unauthorized {
+		return login, st, nonField(ae.Msg, nil)
+	}
+	return login, st, err
+}
+
+// nonField is a refused refresh or verify: a 400 with non_field_errors,
+// whose cause is logged.
+func nonField(msg string, cause error) error {
+	e := apierror.NonField(msg)
+	e.Cause = cause
+	return e
+}
+
+// tokenResponse answers a token. Tokens are credentials: no cache may keep
+// them.
 func tokenResponse(c *gin.Context, status int, token string, _ time.Time) {
+	c.Header("Cache-Control", "no-store")
 	body := append(apierror.AppendString([]byte(`{"token":`), token), '}')
 	c.Data(status, "application/json", body)
 }
@@ -408,14 +462,14 @@ func stashError(err error, c *gin.Context) string {
 // unauthorized renders every failure gin-jwt reports, whatever status it
 // chose, through apierror: errors of ours keep their kind; gin-jwt's token
 // errors become a 401 with a message of the contract.
-func unauthorized(c *gin.Context, _ int, _ string) {
+func (s *Service) unauthorized(c *gin.Context, _ int, _ string) {
 	v, _ := c.Get(ctxError)
 	err, _ := v.(error)
 	var ae *apierror.Error
 	if !errors.As(err, &ae) {
 		ae = tokenError(err)
 	}
-	abort(c, ae)
+	s.abort(c, ae)
 }
 
 func tokenError(err error) *apierror.Error {
@@ -431,13 +485,17 @@ func tokenError(err error) *apierror.Error {
 	return apierror.Wrap(apierror.Unauthorized, msg, err)
 }
 
-// abort writes err and stops the chain. A 401 carries the challenge of the
-// contract; nothing else does.
-func abort(c *gin.Context, err error) {
+// abort writes err and stops the chain. A 401 carries one challenge per
+// enabled scheme, JWT first; nothing else carries any.
+func (s *Service) abort(c *gin.Context, err error) {
+	h := c.Writer.Header()
+	h.Del("WWW-Authenticate")
 	if apierror.As(err).Kind == apierror.Unauthorized {
-		c.Header("WWW-Authenticate", `JWT realm="api"`)
-	} else {
-		c.Writer.Header().Del("WWW-Authenticate")
+		for _, ch := range challenges {
+			if s.schemes[ch.scheme] {
+				h.Add("WWW-Authenticate", ch.challenge)
+			}
+		}
 	}
 	apierror.Write(c.Request.Context(), c.Writer, err)
 	c.Abort()
@@ -466,6 +524,11 @@ func stringField(m map[string]json.RawMessage, name string) (string, string) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return "", "Not a valid string."
 	}
+	return nonBlank(v)
+}
+
+// nonBlank refuses a value of white space only.
+func nonBlank(v string) (string, string) {
 	if strings.TrimSpace(v) == "" {
 		return "", "This field may not be blank."
 	}

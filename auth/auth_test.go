@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -163,6 +164,45 @@ func TestUsers_Rules(t *testing.T) {
 			} {
 				if !errors.Is(err, auth.ErrUserNotFound) {
 					t.Errorf("on a missing user: %v, want ErrUserNotFound", err)
+				}
+			}
+		})
+	}
+}
+
+func TestUsers_ConcurrentDisablesKeepAnActiveEditor(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, cfg := b.Open(t)
+			ctx := context.Background()
+			for round := range 10 {
+				names := []string{fmt.Sprintf("ed%da", round), fmt.Sprintf("ed%db", round)}
+				for _, n := range names {
+					if _, err := auth.AddUser(ctx, d, n, auth.RoleEditor, "editor-password", cfg.BcryptCost); err != nil {
+						t.Fatal(err)
+					}
+				}
+				errs := make(chan error, 2)
+				for _, n := range names {
+					go func() { errs <- auth.SetActive(ctx, d, n, false, auth.KeepAnEditor) }()
+				}
+				refused := 0
+				for range names {
+					switch err := <-errs; {
+					case errors.Is(err, auth.ErrLastEditor):
+						refused++
+					case err != nil:
+						t.Fatal(err)
+					}
+				}
+				if refused != 1 {
+					t.Fatalf("round %d: %d of two concurrent disables of the last two editors refused, want 1", round, refused)
+				}
+				// Leave no active editor for the next round's pair.
+				for _, n := range names {
+					if err := auth.SetActive(ctx, d, n, false); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		})

@@ -24,8 +24,16 @@ type userState struct {
 	active     bool
 	username   string
 	role       string
-	validAfter int64 // unix seconds; tokens whose orig_iat is earlier are void
+	generation int64 // tokens of another generation are void
+	validAfter int64 // unix seconds; tokens without a generation whose orig_iat is earlier are void
+	cred       credState
 	fetched    time.Time
+}
+
+// stateOf is the state of u as read at now.
+func stateOf(u *ent.User, now time.Time) userState {
+	return userState{exists: true, active: u.Active, username: u.Username, role: string(u.Role),
+		generation: u.TokenGeneration, validAfter: u.TokensValidAfter.Unix(), cred: credStateOf(u), fetched: now}
 }
 
 // userCache remembers user states for userTTL, loading each at most once at
@@ -42,14 +50,29 @@ func newUserCache(d *db.DB, clock func() time.Time) *userCache {
 	return &userCache{db: d, clock: clock, m: map[int]userState{}}
 }
 
-func (uc *userCache) get(ctx context.Context, id int) (userState, error) {
+// get returns the state of user id, for a token of login. A remembered
+// state older than the login (login.after) is out of date whatever its age,
+// so it is read again: else a token from a login just after a password
+// change would be refused until the state expired.
+func (uc *userCache) get(ctx context.Context, id int, login tokenLogin) (userState, error) {
 	now := uc.clock()
 	uc.mu.Lock()
 	st, ok := uc.m[id]
 	uc.mu.Unlock()
-	if ok && now.Sub(st.fetched) < userTTL && !now.Before(st.fetched) {
+	if ok && now.Sub(st.fetched) < userTTL && !now.Before(st.fetched) && !login.after(st) {
 		return st, nil
 	}
+	st, err := uc.load(ctx, id, now)
+	if err == nil && st.exists && login.after(st) {
+		// A load that began before the change was shared with this
+		// request; one more read sees it.
+		st, err = uc.load(ctx, id, now)
+	}
+	return st, err
+}
+
+// load reads user id, once however many requests ask at a time.
+func (uc *userCache) load(ctx context.Context, id int, now time.Time) (userState, error) {
 	v, err, _ := uc.group.Do(strconv.Itoa(id), func() (any, error) {
 		// The load is shared by every waiting request, so one of them
 		// going away must not cancel it for the others.
@@ -62,8 +85,7 @@ func (uc *userCache) get(ctx context.Context, id int) (userState, error) {
 		case err != nil:
 			return nil, err
 		default:
-			st = userState{exists: true, active: u.Active, username: u.Username, role: string(u.Role),
-				validAfter: u.TokensValidAfter.Unix(), fetched: now}
+			st = stateOf(u, now)
 		}
 		uc.mu.Lock()
 		if len(uc.m) > 10000 { // a bound, not an eviction policy: users are few
@@ -85,7 +107,15 @@ const maxVerifiedTokens = 10000
 
 // verifiedToken is what a request needs from a token already verified.
 type verifiedToken struct {
-	userID, origIat, exp int64
+	login tokenLogin
+	exp   int64
+}
+
+// claims are the claims the token carried that requests use.
+func (v verifiedToken) claims() map[string]any {
+	m := v.login.claims()
+	m[claimExp] = float64(v.exp)
+	return m
 }
 
 // tokenCache remembers tokens whose signature and algorithm were checked.

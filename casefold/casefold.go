@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Expansion is the most code points full case folding can produce from one
@@ -50,4 +51,13 @@ func foldASCII(s string, i int) string {
 		}
 	}
 	return string(b)
+}
+
+// Identifier returns the form in which two identifiers (usernames) that a
+// person could not tell apart are equal: compatibility-normalised (NFKC, so
+// full-width "ａｄｍｉｎ" is "admin"), folded, and normalised again, since
+// folding can undo a normalisation (Unicode's NFKC_Casefold, less its removal
+// of default-ignorable characters, which no username may contain).
+func Identifier(s string) string {
+	return norm.NFKC.String(Fold(norm.NFKC.String(s)))
 }

@@ -52,3 +52,14 @@ func TestFold_ExpansionBound(t *testing.T) {
 		}
 	}
 }
+
+func TestIdentifier_EqualsLookAlikesAcrossCaseAndWidth(t *testing.T) {
+	for _, in := range []string{"admin", "ADMIN", "Admin", "ａｄｍｉｎ", "ＡＤＭＩＮ"} {
+		if got := casefold.Identifier(in); got != "admin" {
+			t.Errorf("Identifier(%q) = %q, want admin", in, got)
+		}
+	}
+	if casefold.Identifier("Straße") != casefold.Identifier("STRASSE") || casefold.Identifier("ﬁle") != "file" {
+		t.Error("folding or compatibility decomposition missing")
+	}
+}

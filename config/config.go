@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,9 @@ type Config struct {
 	DBFlavor          string         // FlavorAuto, or the MySQL-compatible server to assume
 	DBMaxOpenConns    int            // 0: chosen per driver
 	DBTimeout         time.Duration  // longest a request may wait on the database
+	DBWait            time.Duration  // how long start-up waits for the database; 0: try once
 	PublicURL         *url.URL       // base of next/previous/Location links; nil: from the request
+	AllowedHosts      []string       // Host header values served (Django's ALLOWED_HOSTS); empty: any
 	PageSizeMax       int            // page_size above this is clamped
 	StrictQuery       bool           // malformed page_size and ordering are 400s, not ignored
 	TreeNodeLimit     int            // most nodes in one tree answer
@@ -78,7 +81,12 @@ type Config struct {
 	LoginFailuresUser  int           // failed logins for one username before 429
 	LoginFailuresAddr  int           // failed logins from one address before 429
 	LoginFailureWindow time.Duration // how long a failed login counts
+	AuthSchemes        []string      // "jwt", "token", "basic": the credentials API requests may carry
 }
+
+// AuthSchemeNames are the authentication schemes, in the order the
+// contract's challenges list them.
+var AuthSchemeNames = []string{"jwt", "token", "basic"}
 
 // Environments.
 const (
@@ -97,6 +105,27 @@ type Setting struct {
 	Doc     string // one line for the README
 
 	set func(c *Config, v string) error
+}
+
+// Secret reports whether the setting holds a secret: its value is never
+// shown, and it may also be given as the path of a file holding it, in
+// FileEnv (and the YAML key with "_file"), as container secrets are.
+func (s Setting) Secret() bool { return secretSettings[s.Env] }
+
+// FileEnv is the variable naming a file that holds the setting's value,
+// for a secret setting; "" for others.
+func (s Setting) FileEnv() string {
+	if !s.Secret() {
+		return ""
+	}
+	return s.Env + "_FILE"
+}
+
+// secretSettings are the settings that hold secrets.
+var secretSettings = map[string]bool{
+	"PERSONNEL_DB_DSN":         true,
+	"PERSONNEL_JWT_SECRET":     true,
+	"PERSONNEL_ADMIN_PASSWORD": true,
 }
 
 // Settings returns the settings table, in README order.
@@ -119,7 +148,7 @@ var settings = []Setting{
 			c.DBDriver = v
 			return nil
 		}},
-	{"PERSONNEL_DB_DSN", "db_dsn", "personnel.db", "SQLite: path of the database file (created with its directory on first start). MySQL: a go-sql-driver DSN, e.g. `user:pass@tcp(db:3306)/personnel`. PostgreSQL: a URL or keyword DSN, e.g. `postgres://user:pass@db:5432/personnel`.",
+	{"PERSONNEL_DB_DSN", "db_dsn", "personnel.db", "SQLite: path of the database file (created with its directory on first start). MySQL: a go-sql-driver DSN, e.g. `user:pass@tcp(db:3306)/personnel`. PostgreSQL: a URL or keyword DSN, e.g. `postgres://user:pass@db:5432/personnel`. Also read from the file `PERSONNEL_DB_DSN_FILE` names.",
 		func(c *Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return errors.New("must not be empty")
@@ -138,8 +167,10 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_DB_MAX_OPEN_CONNS", "db_max_open_conns", "0", "Most open database connections; `0` picks 16 for MySQL and PostgreSQL and 2 x CPUs (at least 4) readers for SQLite, which always has one writer.",
 		func(c *Config, v string) error { return nonNegativeInt(&c.DBMaxOpenConns, v) }},
-	{"PERSONNEL_DB_TIMEOUT", "db_timeout", "5s", "Longest a request may take, from its start, to get its answers from the database; past it the request gets 503 instead of hanging on a database that does not answer.",
+	{"PERSONNEL_DB_TIMEOUT", "db_timeout", "5s", "Longest a request may take, from the moment its body has arrived, to get its answers from the database; past it the request gets 503 instead of hanging on a database that does not answer.",
 		func(c *Config, v string) error { return positiveDuration(&c.DBTimeout, v) }},
+	{"PERSONNEL_DB_WAIT", "db_wait", "60s", "How long `serve`, `migrate` and the other commands wait at start for a database that does not answer yet (a database container still starting), retrying with back-off and logging each attempt, before giving up; `0s` tries once.",
+		func(c *Config, v string) error { return nonNegativeDuration(&c.DBWait, v) }},
 	{"PERSONNEL_PUBLIC_URL", "public_url", "", "Base URL of the service as clients see it (`https://hr.example.com`); used for `next`, `previous` and `Location`. Empty: taken from each request.",
 		func(c *Config, v string) error {
 			if v == "" {
@@ -153,6 +184,21 @@ var settings = []Setting{
 			u.Path = strings.TrimRight(u.Path, "/")
 			u.RawPath = ""
 			c.PublicURL = u
+			return nil
+		}},
+	{"PERSONNEL_ALLOWED_HOSTS", "allowed_hosts", "", "Comma-separated host names the service answers to, as Django's `ALLOWED_HOSTS`: `hr.example.com` exactly, `.example.com` that domain and every subdomain, `*` any; a request with another `Host` gets 400 (`/healthz`, `/readyz` and `/metrics` excepted). Empty: any host in development; with `PERSONNEL_ENV=production` it is required unless `PERSONNEL_PUBLIC_URL` is set.",
+		func(c *Config, v string) error {
+			c.AllowedHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				h = strings.ToLower(strings.TrimSpace(h))
+				if h == "" {
+					continue
+				}
+				if strings.ContainsAny(h, "/@ ") {
+					return fmt.Errorf("%q is not a host name such as hr.example.com, .example.com or *", h)
+				}
+				c.AllowedHosts = append(c.AllowedHosts, h)
+			}
 			return nil
 		}},
 	{"PERSONNEL_PAGE_SIZE_MAX", "page_size_max", "1000", "Largest `page_size`; larger requests are clamped to it.",
@@ -250,7 +296,7 @@ var settings = []Setting{
 			}
 			return errors.New(`must be "text", "json" or "auto"`)
 		}},
-	{"PERSONNEL_ENV", "env", EnvDevelopment, "`development` or `production`. In production the service refuses to start without `PERSONNEL_JWT_SECRET`.",
+	{"PERSONNEL_ENV", "env", EnvDevelopment, "`development` or `production`. In production the service refuses to start without `PERSONNEL_JWT_SECRET`, without `PERSONNEL_ALLOWED_HOSTS` or `PERSONNEL_PUBLIC_URL`, and with a placeholder or low-entropy secret or password (`change-me...`, one character repeated).",
 		func(c *Config, v string) error {
 			if v != EnvDevelopment && v != EnvProduction {
 				return fmt.Errorf("must be %q or %q", EnvDevelopment, EnvProduction)
@@ -258,7 +304,7 @@ var settings = []Setting{
 			c.Env = v
 			return nil
 		}},
-	{"PERSONNEL_JWT_SECRET", "jwt_secret", "", "Secret that signs tokens, at least 32 bytes; every replica needs the same one. Unset on SQLite: generated on first start into `<database>.jwt-secret` (mode 0600) beside the database file.",
+	{"PERSONNEL_JWT_SECRET", "jwt_secret", "", "Secret that signs tokens, at least 32 bytes; every replica needs the same one. Unset on SQLite: generated on first start into `<database>.jwt-secret` (mode 0600) beside the database file. Also read from the file `PERSONNEL_JWT_SECRET_FILE` names.",
 		func(c *Config, v string) error {
 			if v == "" {
 				c.JWTSecret = nil
@@ -285,7 +331,7 @@ var settings = []Setting{
 		func(c *Config, v string) error { return positiveDuration(&c.JWTRefreshWindow, v) }},
 	{"PERSONNEL_ADMIN_USER", "admin_user", "", "When the database has no user at start-up, create this editor (with `PERSONNEL_ADMIN_PASSWORD`).",
 		func(c *Config, v string) error { c.AdminUser = v; return nil }},
-	{"PERSONNEL_ADMIN_PASSWORD", "admin_password", "", "Password of that first editor (at least 8 characters).",
+	{"PERSONNEL_ADMIN_PASSWORD", "admin_password", "", "Password of that first editor (at least 8 characters). Also read from the file `PERSONNEL_ADMIN_PASSWORD_FILE` names.",
 		func(c *Config, v string) error { c.AdminPassword = v; return nil }},
 	{"PERSONNEL_BCRYPT_COST", "bcrypt_cost", "12", "bcrypt cost of stored password hashes (4 to 31; each step doubles the work).",
 		func(c *Config, v string) error {
@@ -300,6 +346,30 @@ var settings = []Setting{
 		func(c *Config, v string) error { return positiveInt(&c.LoginFailuresAddr, v) }},
 	{"PERSONNEL_LOGIN_FAILURE_WINDOW", "login_failure_window", "15m", "How long a failed login counts against its username and address.",
 		func(c *Config, v string) error { return positiveDuration(&c.LoginFailureWindow, v) }},
+	{"PERSONNEL_AUTH_SCHEMES", "auth_schemes", "jwt,token,basic", "Comma-separated credentials API requests may carry: `jwt` (`Authorization: JWT <token>` or `Bearer`), `token` (`Token <key>` from `/api-token-auth/`), `basic` (HTTP Basic). A 401 challenges for each one enabled.",
+		func(c *Config, v string) error {
+			given := map[string]bool{}
+			for _, s := range strings.Split(v, ",") {
+				s = strings.ToLower(strings.TrimSpace(s))
+				if s == "" {
+					continue
+				}
+				if !slices.Contains(AuthSchemeNames, s) {
+					return fmt.Errorf("%q is not one of jwt, token, basic", s)
+				}
+				given[s] = true
+			}
+			if len(given) == 0 {
+				return errors.New("must name at least one of jwt, token, basic")
+			}
+			c.AuthSchemes = nil
+			for _, s := range AuthSchemeNames {
+				if given[s] {
+					c.AuthSchemes = append(c.AuthSchemes, s)
+				}
+			}
+			return nil
+		}},
 }
 
 // Default returns the configuration used when nothing is set.
@@ -324,9 +394,23 @@ func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 		}
 	}
 	for _, s := range settings {
-		if v, ok := lookupEnv(s.Env); ok {
+		v, ok := lookupEnv(s.Env)
+		name := s.Env
+		if fileEnv := s.FileEnv(); fileEnv != "" {
+			if path, given := lookupEnv(fileEnv); given {
+				if ok {
+					return nil, fmt.Errorf("config: %s and %s are both set; set only one", s.Env, fileEnv)
+				}
+				var err error
+				if v, err = readSecretFile(path); err != nil {
+					return nil, fmt.Errorf("config: %s: %w", fileEnv, err)
+				}
+				ok, name = true, fileEnv
+			}
+		}
+		if ok {
 			if err := s.set(c, v); err != nil {
-				return nil, fmt.Errorf("config: %s=%q: %w", s.Env, redact(s, v), err)
+				return nil, fmt.Errorf("config: %s=%q: %w", name, redact(s, v), err)
 			}
 		}
 	}
@@ -364,14 +448,25 @@ func (c *Config) loadFile(path string) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		s, ok := byKey[k.Value]
+		fromFile := false
+		if base, cut := strings.CutSuffix(k.Value, "_file"); !ok && cut {
+			s, ok = byKey[base]
+			fromFile = ok && s.Secret()
+			ok = fromFile
+		}
 		if !ok {
 			return fmt.Errorf("config: %s:%d: unknown setting %q (see the README for the list)", path, k.Line, k.Value)
 		}
 		var val string
-		switch v.Kind {
-		case yaml.ScalarNode:
+		switch {
+		case v.Kind == yaml.ScalarNode && fromFile:
+			var err error
+			if val, err = readSecretFile(v.Value); err != nil {
+				return fmt.Errorf("config: %s:%d: %s: %w", path, v.Line, k.Value, err)
+			}
+		case v.Kind == yaml.ScalarNode:
 			val = v.Value
-		case yaml.SequenceNode:
+		case v.Kind == yaml.SequenceNode && !fromFile:
 			items := make([]string, 0, len(v.Content))
 			for _, it := range v.Content {
 				items = append(items, it.Value)
@@ -393,24 +488,87 @@ var errEOF = func() error {
 	return yaml.NewDecoder(strings.NewReader("")).Decode(&n)
 }()
 
+// readSecretFile reads a secret from a file, as container orchestrators
+// mount them: the line ending that editors and `echo` add is not part of it.
+func readSecretFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return s, nil
+}
+
 // validate checks what one setting cannot check alone.
 func (c *Config) validate() error {
 	if (c.AdminUser == "") != (c.AdminPassword == "") {
 		return errors.New("config: PERSONNEL_ADMIN_USER and PERSONNEL_ADMIN_PASSWORD must be set together")
 	}
+	var dbPassword string
 	switch c.DBDriver {
 	case DriverMySQL:
-		if _, err := mysql.ParseDSN(c.DBDSN); err != nil {
+		m, err := mysql.ParseDSN(c.DBDSN)
+		if err != nil {
 			return fmt.Errorf("config: PERSONNEL_DB_DSN: not a valid MySQL DSN (user:password@tcp(host:3306)/dbname): %v", redactErr(err))
 		}
+		dbPassword = m.Passwd
 	case DriverPostgres:
 		// pgx's parser reads the environment and password files too; the
 		// error names the problem, never the password (pgx redacts it).
-		if _, err := pgconn.ParseConfig(c.DBDSN); err != nil {
+		pc, err := pgconn.ParseConfig(c.DBDSN)
+		if err != nil {
 			return fmt.Errorf("config: PERSONNEL_DB_DSN: not a valid PostgreSQL DSN (postgres://user:password@host:5432/dbname or host=... dbname=...): %s", redactPostgres(err.Error()))
+		}
+		dbPassword = pc.Password
+	}
+	if c.Env != EnvProduction {
+		return nil
+	}
+	// Links must never be built from a Host header nobody vetted: a
+	// client could otherwise make the service hand out links to its host.
+	if len(c.AllowedHosts) == 0 && c.PublicURL == nil {
+		return errors.New("config: PERSONNEL_ENV=production needs PERSONNEL_ALLOWED_HOSTS (the host names clients use) or PERSONNEL_PUBLIC_URL, so that links are never built from an unchecked Host header")
+	}
+	// A secret copied from an example is known to everyone who read it.
+	for _, s := range []struct {
+		env, value string
+		distinct   int
+	}{
+		{"PERSONNEL_JWT_SECRET", string(c.JWTSecret), 8},
+		{"PERSONNEL_ADMIN_PASSWORD", c.AdminPassword, 3},
+		{"the password in PERSONNEL_DB_DSN", dbPassword, 3},
+	} {
+		if s.value != "" && WeakSecret(s.value, s.distinct) {
+			return fmt.Errorf("config: %s looks like a placeholder or is too easy to guess, which PERSONNEL_ENV=production refuses (generate one with: openssl rand -base64 48)", s.env)
 		}
 	}
 	return nil
+}
+
+// placeholders are words of example secrets ("change-me", "<password>").
+var placeholders = []string{"changeme", "change-me", "change_me", "replaceme", "replace-me", "placeholder"}
+
+// WeakSecret reports whether a secret is a placeholder from an example
+// (it contains "change-me" or the like) or is made of fewer than distinct
+// different characters ("xxxxxxxx").
+func WeakSecret(secret string, distinct int) bool {
+	if strings.HasPrefix(secret, "<") && strings.HasSuffix(secret, ">") {
+		return true
+	}
+	lower := strings.ToLower(secret)
+	for _, p := range placeholders {
+		if strings.Contains(lower, p) {
+			return true
+		}
+	}
+	seen := map[rune]bool{}
+	for _, r := range secret {
+		seen[r] = true
+	}
+	return len(seen) < distinct
 }
 
 // RedactedDSN returns the DSN with any password replaced, for logs.
@@ -452,8 +610,7 @@ func redactPostgres(text string) string {
 
 // redact hides values of settings that may hold secrets.
 func redact(s Setting, v string) string {
-	switch s.Env {
-	case "PERSONNEL_DB_DSN", "PERSONNEL_JWT_SECRET", "PERSONNEL_ADMIN_PASSWORD":
+	if s.Secret() {
 		return "(redacted)"
 	}
 	return v
@@ -483,6 +640,15 @@ func nonNegativeInt(dst *int, v string) error {
 		return errors.New("must be a whole number, 0 or more")
 	}
 	*dst = n
+	return nil
+}
+
+func nonNegativeDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 {
+		return errors.New(`must be a duration such as "60s", or "0s"`)
+	}
+	*dst = d
 	return nil
 }
 

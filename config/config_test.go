@@ -115,3 +115,117 @@ func TestREADME_ListsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+func TestLoad_EverySecretSettingCanComeFromAFile(t *testing.T) {
+	dir := t.TempDir()
+	values := map[string]string{
+		"PERSONNEL_DB_DSN":         "app:s3cret-Pa55@tcp(db:3306)/personnel",
+		"PERSONNEL_JWT_SECRET":     "f1le-secret-0123456789abcdefghijklmnop",
+		"PERSONNEL_ADMIN_PASSWORD": "from-a-file-Pa55",
+	}
+	e := map[string]string{"PERSONNEL_DB_DRIVER": "mysql", "PERSONNEL_ADMIN_USER": "admin"}
+	secrets := 0
+	for _, s := range config.Settings() {
+		if !s.Secret() {
+			continue
+		}
+		secrets++
+		v, ok := values[s.Env]
+		if !ok {
+			t.Fatalf("no test value for the secret setting %s", s.Env)
+		}
+		path := filepath.Join(dir, s.Key)
+		// Files written by editors and echo end with a newline, which is not part of the secret.
+		if err := os.WriteFile(path, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e[s.FileEnv()] = path
+	}
+	if secrets != len(values) {
+		t.Fatalf("%d secret settings, want %d", secrets, len(values))
+	}
+	c, err := config.Load("", env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DBDSN != values["PERSONNEL_DB_DSN"] || string(c.JWTSecret) != values["PERSONNEL_JWT_SECRET"] || c.AdminPassword != values["PERSONNEL_ADMIN_PASSWORD"] {
+		t.Fatalf("read %q %q %q", c.DBDSN, c.JWTSecret, c.AdminPassword)
+	}
+
+	e["PERSONNEL_JWT_SECRET"] = values["PERSONNEL_JWT_SECRET"]
+	if _, err := config.Load("", env(e)); err == nil || !strings.Contains(err.Error(), "PERSONNEL_JWT_SECRET_FILE") {
+		t.Errorf("both the variable and its file: %v", err)
+	}
+	delete(e, "PERSONNEL_JWT_SECRET")
+	e["PERSONNEL_JWT_SECRET_FILE"] = filepath.Join(dir, "missing")
+	if _, err := config.Load("", env(e)); err == nil || !strings.Contains(err.Error(), "PERSONNEL_JWT_SECRET_FILE") {
+		t.Errorf("a missing file: %v", err)
+	}
+
+	yamlPath := filepath.Join(dir, "c.yaml")
+	os.WriteFile(yamlPath, []byte("jwt_secret_file: "+filepath.Join(dir, "jwt_secret")+"\n"), 0o600)
+	c, err = config.Load(yamlPath, env(nil))
+	if err != nil || string(c.JWTSecret) != values["PERSONNEL_JWT_SECRET"] {
+		t.Fatalf("jwt_secret_file in YAML: %v %q", err, c.JWTSecret)
+	}
+}
+
+func TestLoad_ProductionNeedsAllowedHostsOrPublicURL(t *testing.T) {
+	base := map[string]string{"PERSONNEL_ENV": "production", "PERSONNEL_JWT_SECRET": "Hq3vL9xW2mPz7RtY5bNc8KdF4gJs6AeU"}
+	if _, err := config.Load("", env(base)); err == nil || !strings.Contains(err.Error(), "PERSONNEL_ALLOWED_HOSTS") {
+		t.Fatalf("production without allowed hosts or public URL: %v", err)
+	}
+	for k, v := range map[string]string{"PERSONNEL_ALLOWED_HOSTS": "hr.example.com, .example.org", "PERSONNEL_PUBLIC_URL": "https://hr.example.com"} {
+		e := map[string]string{k: v}
+		for bk, bv := range base {
+			e[bk] = bv
+		}
+		if _, err := config.Load("", env(e)); err != nil {
+			t.Errorf("production with %s: %v", k, err)
+		}
+	}
+	c, err := config.Load("", env(map[string]string{"PERSONNEL_ALLOWED_HOSTS": " HR.example.com ,.example.org,*"}))
+	if err != nil || strings.Join(c.AllowedHosts, " ") != "hr.example.com .example.org *" {
+		t.Fatalf("allowed hosts %q: %v", c.AllowedHosts, err)
+	}
+	if _, err := config.Load("", env(map[string]string{"PERSONNEL_ALLOWED_HOSTS": "https://hr.example.com/"})); err == nil {
+		t.Error("a URL was accepted as a host name")
+	}
+}
+
+func TestLoad_ProductionRefusesPlaceholderAndLowEntropySecrets(t *testing.T) {
+	good := map[string]string{
+		"PERSONNEL_ENV": "production", "PERSONNEL_ALLOWED_HOSTS": "hr.example.com",
+		"PERSONNEL_JWT_SECRET": "Hq3vL9xW2mPz7RtY5bNc8KdF4gJs6AeU", "PERSONNEL_ADMIN_USER": "admin",
+		"PERSONNEL_ADMIN_PASSWORD": "Tr0ub4dor&3", "PERSONNEL_DB_DRIVER": "mysql",
+		"PERSONNEL_DB_DSN": "app:Zq8-vLx2@tcp(db:3306)/personnel",
+	}
+	if _, err := config.Load("", env(good)); err != nil {
+		t.Fatalf("good production settings refused: %v", err)
+	}
+	for _, tc := range []struct{ key, value, want string }{
+		{"PERSONNEL_JWT_SECRET", "change-me-change-me-change-me-change-me", "PERSONNEL_JWT_SECRET"},
+		{"PERSONNEL_JWT_SECRET", strings.Repeat("a", 48), "PERSONNEL_JWT_SECRET"},
+		{"PERSONNEL_ADMIN_PASSWORD", "admin-change-me", "PERSONNEL_ADMIN_PASSWORD"},
+		{"PERSONNEL_ADMIN_PASSWORD", "<the first editor's password>", "PERSONNEL_ADMIN_PASSWORD"},
+		{"PERSONNEL_ADMIN_PASSWORD", "xxxxxxxxxx", "PERSONNEL_ADMIN_PASSWORD"},
+		{"PERSONNEL_DB_DSN", "app:personnel-change-me@tcp(db:3306)/personnel", "PERSONNEL_DB_DSN"},
+	} {
+		e := map[string]string{}
+		for k, v := range good {
+			e[k] = v
+		}
+		e[tc.key] = tc.value
+		_, err := config.Load("", env(e))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%q: %v", tc.key, tc.value, err)
+		}
+		if err != nil && strings.Contains(err.Error(), tc.value) {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+		e["PERSONNEL_ENV"] = "development"
+		if _, err := config.Load("", env(e)); err != nil {
+			t.Errorf("development refused %s=%q: %v", tc.key, tc.value, err)
+		}
+	}
+}

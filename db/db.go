@@ -46,6 +46,9 @@ type DB struct {
 
 	read, write     *ent.Client
 	readDB, writeDB *stdsql.DB
+	// group runs InTx on SQLite, committing concurrent writes together;
+	// nil on MySQL and PostgreSQL, whose writers each have a connection.
+	group *groupCommitter
 }
 
 // Open connects to the database cfg names and checks that it answers. For
@@ -131,15 +134,17 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 		readDB.Close()
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: opening SQLite database %q: %w", path, err)
 	}
+	writeDrv := newStmtDriver(dialect.SQLite, writeDB)
 	return &DB{
 		Dialect: dialect.SQLite,
 		Flavor:  "sqlite",
 		Version: version,
 		server:  "sqlite",
 		read:    ent.NewClient(ent.Driver(newStmtDriver(dialect.SQLite, readDB))),
-		write:   ent.NewClient(ent.Driver(newStmtDriver(dialect.SQLite, writeDB))),
+		write:   ent.NewClient(ent.Driver(writeDrv)),
 		readDB:  readDB,
 		writeDB: writeDB,
+		group:   newGroupCommitter(writeDrv),
 	}, nil
 }
 
@@ -305,8 +310,12 @@ func (d *DB) Pools() map[string]*stdsql.DB {
 	return map[string]*stdsql.DB{"read": d.readDB, "write": d.writeDB}
 }
 
-// Close closes every connection.
+// Close closes every connection, after the batch of writes being committed,
+// if any; writes still waiting fail.
 func (d *DB) Close() error {
+	if d.group != nil {
+		d.group.close()
+	}
 	err := d.read.Close()
 	if d.write != d.read {
 		err = errors.Join(err, d.write.Close())
@@ -318,14 +327,31 @@ func (d *DB) Close() error {
 // aborted to break a deadlock.
 const maxAttempts = 5
 
-// InTx runs fn in a write transaction and commits it when fn returns nil.
+// InTx runs fn in a write transaction and commits it when fn returns nil;
+// when fn returns an error (or panics, and InTx panics again), nothing fn
+// wrote is kept.
+//
+// On SQLite, which has one writer, concurrent calls are committed together
+// (group commit): one goroutine takes the writes waiting at that moment,
+// runs each fn in its own savepoint of one transaction, commits once, and
+// returns to each caller after the commit, so a nil error still means the
+// write is on disk (synchronous=FULL). A failing fn is rolled back to its
+// savepoint alone; a failed COMMIT fails every write of the batch. A
+// caller whose ctx ends while its write is queued gets ctx's error and fn
+// never runs; fn sees the writes committed before it, including those of
+// its batch, exactly as if they had committed one by one. fn must run its
+// statements on the client it is given (a second InTx or Write() inside
+// fn waits for itself) and must not end the transaction itself.
+//
 // A transaction the database aborted because of a deadlock or lock timeout
 // is run again (fn must therefore not keep state across calls), up to
-// maxAttempts times with a short random back-off.
+// maxAttempts times with a short random back-off; so is a write whose
+// batch was lost through no fault of its own.
 func (d *DB) InTx(ctx context.Context, fn func(tx *ent.Client) error) error {
 	for attempt := 1; ; attempt++ {
 		err := d.tryTx(ctx, fn)
-		if err == nil || !IsRetryable(err) || attempt == maxAttempts {
+		var aborted *batchAborted
+		if err == nil || !IsRetryable(err) && !errors.As(err, &aborted) || attempt == maxAttempts {
 			return err
 		}
 		backoff := time.Duration(attempt) * time.Duration(1+rand.IntN(5)) * time.Millisecond
@@ -338,6 +364,9 @@ func (d *DB) InTx(ctx context.Context, fn func(tx *ent.Client) error) error {
 }
 
 func (d *DB) tryTx(ctx context.Context, fn func(tx *ent.Client) error) (err error) {
+	if d.group != nil {
+		return d.group.do(ctx, fn)
+	}
 	// MySQL and PostgreSQL connections are READ COMMITTED from the start
 	// (openMySQL, openPostgres).
 	tx, err := d.write.BeginTx(ctx, nil)

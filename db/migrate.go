@@ -60,6 +60,9 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if err := d.write.Schema.Create(ctx, opts...); err != nil {
 		return fmt.Errorf("migrating the schema: %w", err)
 	}
+	if err := d.fillUsernameKeys(ctx); err != nil {
+		return err
+	}
 	return d.ensureSearchIndexes(ctx)
 }
 

@@ -79,21 +79,33 @@ func (q cachedDB) QueryContext(ctx context.Context, query string, args ...any) (
 }
 
 // cachedTx runs statements in a transaction through the cache, using the
-// statements already prepared and running the others plainly.
+// statements already prepared and running the others plainly. missed, when
+// set, is told of each cacheable statement that was not prepared yet, so
+// that the caller can prepare it once the transaction has given the
+// connection back (SQLite's batch writer does).
 type cachedTx struct {
-	tx *stdsql.Tx
-	c  *stmtCache
+	tx     *stdsql.Tx
+	c      *stmtCache
+	missed func(query string)
+}
+
+func (q cachedTx) stmt(ctx context.Context, query string) *stdsql.Stmt {
+	st := q.c.get(ctx, query, false)
+	if st == nil && q.missed != nil && len(query) <= maxCachedQuery {
+		q.missed(query)
+	}
+	return st
 }
 
 func (q cachedTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
-	if st := q.c.get(ctx, query, false); st != nil {
+	if st := q.stmt(ctx, query); st != nil {
 		return q.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return q.tx.ExecContext(ctx, query, args...)
 }
 
 func (q cachedTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
-	if st := q.c.get(ctx, query, false); st != nil {
+	if st := q.stmt(ctx, query); st != nil {
 		return q.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return q.tx.QueryContext(ctx, query, args...)
@@ -127,7 +139,7 @@ func (d *stmtDriver) BeginTx(ctx context.Context, opts *stdsql.TxOptions) (diale
 	if err != nil {
 		return nil, err
 	}
-	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: cachedTx{tx, d.cache}}, Tx: tx}, nil
+	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: cachedTx{tx: tx, c: d.cache}}, Tx: tx}, nil
 }
 
 // Close closes the statements and the pool.

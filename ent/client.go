@@ -12,6 +12,7 @@ import (
 	"personnel/ent/migrate"
 
 	"personnel/ent/area"
+	"personnel/ent/authtoken"
 	"personnel/ent/department"
 	"personnel/ent/loginfailure"
 	"personnel/ent/user"
@@ -31,6 +32,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// Area is the client for interacting with the Area builders.
 	Area *AreaClient
+	// AuthToken is the client for interacting with the AuthToken builders.
+	AuthToken *AuthTokenClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
@@ -49,6 +52,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Area = NewAreaClient(c.config)
+	c.AuthToken = NewAuthTokenClient(c.config)
 	c.Department = NewDepartmentClient(c.config)
 	c.LoginFailure = NewLoginFailureClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -145,6 +149,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:          ctx,
 		config:       cfg,
 		Area:         NewAreaClient(cfg),
+		AuthToken:    NewAuthTokenClient(cfg),
 		Department:   NewDepartmentClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		User:         NewUserClient(cfg),
@@ -168,6 +173,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:          ctx,
 		config:       cfg,
 		Area:         NewAreaClient(cfg),
+		AuthToken:    NewAuthTokenClient(cfg),
 		Department:   NewDepartmentClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		User:         NewUserClient(cfg),
@@ -200,6 +206,7 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	c.Area.Use(hooks...)
+	c.AuthToken.Use(hooks...)
 	c.Department.Use(hooks...)
 	c.LoginFailure.Use(hooks...)
 	c.User.Use(hooks...)
@@ -209,6 +216,7 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	c.Area.Intercept(interceptors...)
+	c.AuthToken.Intercept(interceptors...)
 	c.Department.Intercept(interceptors...)
 	c.LoginFailure.Intercept(interceptors...)
 	c.User.Intercept(interceptors...)
@@ -219,6 +227,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AreaMutation:
 		return c.Area.mutate(ctx, m)
+	case *AuthTokenMutation:
+		return c.AuthToken.mutate(ctx, m)
 	case *DepartmentMutation:
 		return c.Department.mutate(ctx, m)
 	case *LoginFailureMutation:
@@ -392,6 +402,155 @@ func (c *AreaClient) mutate(ctx context.Context, m *AreaMutation) (Value, error)
 		return (&AreaDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Area mutation op: %q", m.Op())
+	}
+}
+
+// AuthTokenClient is a client for the AuthToken schema.
+type AuthTokenClient struct {
+	config
+}
+
+// NewAuthTokenClient returns a client for the AuthToken from the given config.
+func NewAuthTokenClient(c config) *AuthTokenClient {
+	return &AuthTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `authtoken.Hooks(f(g(h())))`.
+func (c *AuthTokenClient) Use(hooks ...Hook) {
+	c.hooks.AuthToken = append(c.hooks.AuthToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `authtoken.Intercept(f(g(h())))`.
+func (c *AuthTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuthToken = append(c.inters.AuthToken, interceptors...)
+}
+
+// Create returns a builder for creating a AuthToken entity.
+func (c *AuthTokenClient) Create() *AuthTokenCreate {
+	mutation := newAuthTokenMutation(c.config, OpCreate)
+	return &AuthTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuthToken entities.
+func (c *AuthTokenClient) CreateBulk(builders ...*AuthTokenCreate) *AuthTokenCreateBulk {
+	return &AuthTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuthTokenClient) MapCreateBulk(slice any, setFunc func(*AuthTokenCreate, int)) *AuthTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuthTokenCreateBulk{err: fmt.Errorf("calling to AuthTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuthTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuthTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuthToken.
+func (c *AuthTokenClient) Update() *AuthTokenUpdate {
+	mutation := newAuthTokenMutation(c.config, OpUpdate)
+	return &AuthTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuthTokenClient) UpdateOne(_m *AuthToken) *AuthTokenUpdateOne {
+	mutation := newAuthTokenMutation(c.config, OpUpdateOne, withAuthToken(_m))
+	return &AuthTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuthTokenClient) UpdateOneID(id int) *AuthTokenUpdateOne {
+	mutation := newAuthTokenMutation(c.config, OpUpdateOne, withAuthTokenID(id))
+	return &AuthTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuthToken.
+func (c *AuthTokenClient) Delete() *AuthTokenDelete {
+	mutation := newAuthTokenMutation(c.config, OpDelete)
+	return &AuthTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuthTokenClient) DeleteOne(_m *AuthToken) *AuthTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuthTokenClient) DeleteOneID(id int) *AuthTokenDeleteOne {
+	builder := c.Delete().Where(authtoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuthTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for AuthToken.
+func (c *AuthTokenClient) Query() *AuthTokenQuery {
+	return &AuthTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuthToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuthToken entity by its id.
+func (c *AuthTokenClient) Get(ctx context.Context, id int) (*AuthToken, error) {
+	return c.Query().Where(authtoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuthTokenClient) GetX(ctx context.Context, id int) *AuthToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryUser queries the user edge of a AuthToken.
+func (c *AuthTokenClient) QueryUser(_m *AuthToken) *UserQuery {
+	query := (&UserClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(authtoken.Table, authtoken.FieldID, id),
+			sqlgraph.To(user.Table, user.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, authtoken.UserTable, authtoken.UserColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AuthTokenClient) Hooks() []Hook {
+	return c.hooks.AuthToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuthTokenClient) Interceptors() []Interceptor {
+	return c.inters.AuthToken
+}
+
+func (c *AuthTokenClient) mutate(ctx context.Context, m *AuthTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuthTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuthTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuthTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuthTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AuthToken mutation op: %q", m.Op())
 	}
 }
 
@@ -829,10 +988,10 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Area, Department, LoginFailure, User []ent.Hook
+		Area, AuthToken, Department, LoginFailure, User []ent.Hook
 	}
 	inters struct {
-		Area, Department, LoginFailure, User []ent.Interceptor
+		Area, AuthToken, Department, LoginFailure, User []ent.Interceptor
 	}
 )
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"personnel/ent/area"
+	"personnel/ent/authtoken"
 	"personnel/ent/department"
 	"personnel/ent/loginfailure"
 	"personnel/ent/user"
@@ -77,6 +78,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			area.Table:         area.ValidColumn,
+			authtoken.Table:    authtoken.ValidColumn,
 			department.Table:   department.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
 			user.Table:         user.ValidColumn,

@@ -14,6 +14,7 @@ import (
 func main() {
 	err := entc.Generate("./schema", &gen.Config{
 		Features: []gen.Feature{
+			gen.FeatureLock,      // SELECT ... FOR UPDATE of users (the last active editor safeguard)
 			gen.FeatureExecQuery, // raw statements on a client or transaction (the resource store's SQL)
 		},
 		Templates: []*gen.Template{

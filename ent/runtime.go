@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"personnel/ent/authtoken"
 	"personnel/ent/loginfailure"
 	"personnel/ent/schema"
 	"personnel/ent/user"
@@ -13,6 +14,20 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	authtokenFields := schema.AuthToken{}.Fields()
+	_ = authtokenFields
+	// authtokenDescSalt is the schema descriptor for salt field.
+	authtokenDescSalt := authtokenFields[1].Descriptor()
+	// authtoken.SaltValidator is a validator for the "salt" field. It is called by the builders before save.
+	authtoken.SaltValidator = authtokenDescSalt.Validators[0].(func(string) error)
+	// authtokenDescKeyHash is the schema descriptor for key_hash field.
+	authtokenDescKeyHash := authtokenFields[2].Descriptor()
+	// authtoken.KeyHashValidator is a validator for the "key_hash" field. It is called by the builders before save.
+	authtoken.KeyHashValidator = authtokenDescKeyHash.Validators[0].(func(string) error)
+	// authtokenDescCreatedAt is the schema descriptor for created_at field.
+	authtokenDescCreatedAt := authtokenFields[3].Descriptor()
+	// authtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	authtoken.DefaultCreatedAt = authtokenDescCreatedAt.Default.(func() time.Time)
 	loginfailureFields := schema.LoginFailure{}.Fields()
 	_ = loginfailureFields
 	// loginfailureDescSubject is the schema descriptor for subject field.
@@ -39,20 +54,28 @@ func init() {
 			return nil
 		}
 	}()
+	// userDescUsernameKey is the schema descriptor for username_key field.
+	userDescUsernameKey := userFields[1].Descriptor()
+	// user.UsernameKeyValidator is a validator for the "username_key" field. It is called by the builders before save.
+	user.UsernameKeyValidator = userDescUsernameKey.Validators[0].(func(string) error)
+	// userDescTokenGeneration is the schema descriptor for token_generation field.
+	userDescTokenGeneration := userFields[2].Descriptor()
+	// user.DefaultTokenGeneration holds the default value on creation for the token_generation field.
+	user.DefaultTokenGeneration = userDescTokenGeneration.Default.(int64)
 	// userDescActive is the schema descriptor for active field.
-	userDescActive := userFields[3].Descriptor()
+	userDescActive := userFields[5].Descriptor()
 	// user.DefaultActive holds the default value on creation for the active field.
 	user.DefaultActive = userDescActive.Default.(bool)
 	// userDescTokensValidAfter is the schema descriptor for tokens_valid_after field.
-	userDescTokensValidAfter := userFields[4].Descriptor()
+	userDescTokensValidAfter := userFields[6].Descriptor()
 	// user.DefaultTokensValidAfter holds the default value on creation for the tokens_valid_after field.
 	user.DefaultTokensValidAfter = userDescTokensValidAfter.Default.(func() time.Time)
 	// userDescCreatedAt is the schema descriptor for created_at field.
-	userDescCreatedAt := userFields[5].Descriptor()
+	userDescCreatedAt := userFields[7].Descriptor()
 	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
 	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
 	// userDescUpdatedAt is the schema descriptor for updated_at field.
-	userDescUpdatedAt := userFields[6].Descriptor()
+	userDescUpdatedAt := userFields[8].Descriptor()
 	// user.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	user.DefaultUpdatedAt = userDescUpdatedAt.Default.(func() time.Time)
 	// user.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// Area is the client for interacting with the Area builders.
 	Area *AreaClient
+	// AuthToken is the client for interacting with the AuthToken builders.
+	AuthToken *AuthTokenClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
@@ -154,6 +156,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Area = NewAreaClient(tx.config)
+	tx.AuthToken = NewAuthTokenClient(tx.config)
 	tx.Department = NewDepartmentClient(tx.config)
 	tx.LoginFailure = NewLoginFailureClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -26,6 +26,34 @@ func (_c *UserCreate) SetUsername(v string) *UserCreate {
 	return _c
 }
 
+// SetUsernameKey sets the "username_key" field.
+func (_c *UserCreate) SetUsernameKey(v string) *UserCreate {
+	_c.mutation.SetUsernameKey(v)
+	return _c
+}
+
+// SetNillableUsernameKey sets the "username_key" field if the given value is not nil.
+func (_c *UserCreate) SetNillableUsernameKey(v *string) *UserCreate {
+	if v != nil {
+		_c.SetUsernameKey(*v)
+	}
+	return _c
+}
+
+// SetTokenGeneration sets the "token_generation" field.
+func (_c *UserCreate) SetTokenGeneration(v int64) *UserCreate {
+	_c.mutation.SetTokenGeneration(v)
+	return _c
+}
+
+// SetNillableTokenGeneration sets the "token_generation" field if the given value is not nil.
+func (_c *UserCreate) SetNillableTokenGeneration(v *int64) *UserCreate {
+	if v != nil {
+		_c.SetTokenGeneration(*v)
+	}
+	return _c
+}
+
 // SetPasswordHash sets the "password_hash" field.
 func (_c *UserCreate) SetPasswordHash(v string) *UserCreate {
 	_c.mutation.SetPasswordHash(v)
@@ -129,6 +157,10 @@ func (_c *UserCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *UserCreate) defaults() {
+	if _, ok := _c.mutation.TokenGeneration(); !ok {
+		v := user.DefaultTokenGeneration
+		_c.mutation.SetTokenGeneration(v)
+	}
 	if _, ok := _c.mutation.Active(); !ok {
 		v := user.DefaultActive
 		_c.mutation.SetActive(v)
@@ -156,6 +188,14 @@ func (_c *UserCreate) check() error {
 		if err := user.UsernameValidator(v); err != nil {
 			return &ValidationError{Name: "username", err: fmt.Errorf(`ent: validator failed for field "User.username": %w`, err)}
 		}
+	}
+	if v, ok := _c.mutation.UsernameKey(); ok {
+		if err := user.UsernameKeyValidator(v); err != nil {
+			return &ValidationError{Name: "username_key", err: fmt.Errorf(`ent: validator failed for field "User.username_key": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.TokenGeneration(); !ok {
+		return &ValidationError{Name: "token_generation", err: errors.New(`ent: missing required field "User.token_generation"`)}
 	}
 	if _, ok := _c.mutation.PasswordHash(); !ok {
 		return &ValidationError{Name: "password_hash", err: errors.New(`ent: missing required field "User.password_hash"`)}
@@ -209,6 +249,14 @@ func (_c *UserCreate) createSpec() (*User, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Username(); ok {
 		_spec.SetField(user.FieldUsername, field.TypeString, value)
 		_node.Username = value
+	}
+	if value, ok := _c.mutation.UsernameKey(); ok {
+		_spec.SetField(user.FieldUsernameKey, field.TypeString, value)
+		_node.UsernameKey = &value
+	}
+	if value, ok := _c.mutation.TokenGeneration(); ok {
+		_spec.SetField(user.FieldTokenGeneration, field.TypeInt64, value)
+		_node.TokenGeneration = value
 	}
 	if value, ok := _c.mutation.PasswordHash(); ok {
 		_spec.SetField(user.FieldPasswordHash, field.TypeString, value)

@@ -42,6 +42,47 @@ func (_u *UserUpdate) SetNillableUsername(v *string) *UserUpdate {
 	return _u
 }
 
+// SetUsernameKey sets the "username_key" field.
+func (_u *UserUpdate) SetUsernameKey(v string) *UserUpdate {
+	_u.mutation.SetUsernameKey(v)
+	return _u
+}
+
+// SetNillableUsernameKey sets the "username_key" field if the given value is not nil.
+func (_u *UserUpdate) SetNillableUsernameKey(v *string) *UserUpdate {
+	if v != nil {
+		_u.SetUsernameKey(*v)
+	}
+	return _u
+}
+
+// ClearUsernameKey clears the value of the "username_key" field.
+func (_u *UserUpdate) ClearUsernameKey() *UserUpdate {
+	_u.mutation.ClearUsernameKey()
+	return _u
+}
+
+// SetTokenGeneration sets the "token_generation" field.
+func (_u *UserUpdate) SetTokenGeneration(v int64) *UserUpdate {
+	_u.mutation.ResetTokenGeneration()
+	_u.mutation.SetTokenGeneration(v)
+	return _u
+}
+
+// SetNillableTokenGeneration sets the "token_generation" field if the given value is not nil.
+func (_u *UserUpdate) SetNillableTokenGeneration(v *int64) *UserUpdate {
+	if v != nil {
+		_u.SetTokenGeneration(*v)
+	}
+	return _u
+}
+
+// AddTokenGeneration adds value to the "token_generation" field.
+func (_u *UserUpdate) AddTokenGeneration(v int64) *UserUpdate {
+	_u.mutation.AddTokenGeneration(v)
+	return _u
+}
+
 // SetPasswordHash sets the "password_hash" field.
 func (_u *UserUpdate) SetPasswordHash(v string) *UserUpdate {
 	_u.mutation.SetPasswordHash(v)
@@ -152,6 +193,11 @@ func (_u *UserUpdate) check() error {
 			return &ValidationError{Name: "username", err: fmt.Errorf(`ent: validator failed for field "User.username": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.UsernameKey(); ok {
+		if err := user.UsernameKeyValidator(v); err != nil {
+			return &ValidationError{Name: "username_key", err: fmt.Errorf(`ent: validator failed for field "User.username_key": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Role(); ok {
 		if err := user.RoleValidator(v); err != nil {
 			return &ValidationError{Name: "role", err: fmt.Errorf(`ent: validator failed for field "User.role": %w`, err)}
@@ -174,6 +220,18 @@ func (_u *UserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Username(); ok {
 		_spec.SetField(user.FieldUsername, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.UsernameKey(); ok {
+		_spec.SetField(user.FieldUsernameKey, field.TypeString, value)
+	}
+	if _u.mutation.UsernameKeyCleared() {
+		_spec.ClearField(user.FieldUsernameKey, field.TypeString)
+	}
+	if value, ok := _u.mutation.TokenGeneration(); ok {
+		_spec.SetField(user.FieldTokenGeneration, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTokenGeneration(); ok {
+		_spec.AddField(user.FieldTokenGeneration, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.PasswordHash(); ok {
 		_spec.SetField(user.FieldPasswordHash, field.TypeString, value)
@@ -221,6 +279,47 @@ func (_u *UserUpdateOne) SetNillableUsername(v *string) *UserUpdateOne {
 	if v != nil {
 		_u.SetUsername(*v)
 	}
+	return _u
+}
+
+// SetUsernameKey sets the "username_key" field.
+func (_u *UserUpdateOne) SetUsernameKey(v string) *UserUpdateOne {
+	_u.mutation.SetUsernameKey(v)
+	return _u
+}
+
+// SetNillableUsernameKey sets the "username_key" field if the given value is not nil.
+func (_u *UserUpdateOne) SetNillableUsernameKey(v *string) *UserUpdateOne {
+	if v != nil {
+		_u.SetUsernameKey(*v)
+	}
+	return _u
+}
+
+// ClearUsernameKey clears the value of the "username_key" field.
+func (_u *UserUpdateOne) ClearUsernameKey() *UserUpdateOne {
+	_u.mutation.ClearUsernameKey()
+	return _u
+}
+
+// SetTokenGeneration sets the "token_generation" field.
+func (_u *UserUpdateOne) SetTokenGeneration(v int64) *UserUpdateOne {
+	_u.mutation.ResetTokenGeneration()
+	_u.mutation.SetTokenGeneration(v)
+	return _u
+}
+
+// SetNillableTokenGeneration sets the "token_generation" field if the given value is not nil.
+func (_u *UserUpdateOne) SetNillableTokenGeneration(v *int64) *UserUpdateOne {
+	if v != nil {
+		_u.SetTokenGeneration(*v)
+	}
+	return _u
+}
+
+// AddTokenGeneration adds value to the "token_generation" field.
+func (_u *UserUpdateOne) AddTokenGeneration(v int64) *UserUpdateOne {
+	_u.mutation.AddTokenGeneration(v)
 	return _u
 }
 
@@ -347,6 +446,11 @@ func (_u *UserUpdateOne) check() error {
 			return &ValidationError{Name: "username", err: fmt.Errorf(`ent: validator failed for field "User.username": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.UsernameKey(); ok {
+		if err := user.UsernameKeyValidator(v); err != nil {
+			return &ValidationError{Name: "username_key", err: fmt.Errorf(`ent: validator failed for field "User.username_key": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Role(); ok {
 		if err := user.RoleValidator(v); err != nil {
 			return &ValidationError{Name: "role", err: fmt.Errorf(`ent: validator failed for field "User.role": %w`, err)}
@@ -386,6 +490,18 @@ func (_u *UserUpdateOne) sqlSave(ctx context.Context) (_node *User, err error) {
 	}
 	if value, ok := _u.mutation.Username(); ok {
 		_spec.SetField(user.FieldUsername, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.UsernameKey(); ok {
+		_spec.SetField(user.FieldUsernameKey, field.TypeString, value)
+	}
+	if _u.mutation.UsernameKeyCleared() {
+		_spec.ClearField(user.FieldUsernameKey, field.TypeString)
+	}
+	if value, ok := _u.mutation.TokenGeneration(); ok {
+		_spec.SetField(user.FieldTokenGeneration, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTokenGeneration(); ok {
+		_spec.AddField(user.FieldTokenGeneration, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.PasswordHash(); ok {
 		_spec.SetField(user.FieldPasswordHash, field.TypeString, value)

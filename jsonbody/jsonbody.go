@@ -33,6 +33,12 @@ func Object(r *http.Request, limit int64) (map[string]json.RawMessage, error) {
 		return nil, tooLarge(limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		// A body without Content-Length (chunked) that outgrew an
+		// http.MaxBytesReader is as much too large as one that said so.
+		return nil, tooLarge(limit)
+	}
 	if err != nil {
 		return nil, apierror.Wrap(apierror.Invalid, "The request body could not be read.", err)
 	}

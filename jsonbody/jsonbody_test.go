@@ -61,3 +61,16 @@ func TestObject(t *testing.T) {
 		})
 	}
 }
+
+func TestObject_ChunkedBodyOverAMaxBytesReaderIs413(t *testing.T) {
+	body := `{"a":"` + strings.Repeat("x", 100) + `"}`
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	r.ContentLength = -1 // chunked: the size is not known in advance
+	r.Header.Set("Content-Type", "application/json")
+	r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 50)
+	_, err := jsonbody.Object(r, 1000)
+	var e *apierror.Error
+	if !errors.As(err, &e) || e.Kind.Status() != http.StatusRequestEntityTooLarge {
+		t.Fatalf("error %v, want a 413", err)
+	}
+}

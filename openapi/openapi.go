@@ -28,12 +28,13 @@ type Input struct {
 // Paths of the service endpoints, documented beside the resources.
 const (
 	LoginPath      = "/jwt-api-token-auth/"
+	RefreshPath    = "/jwt-api-token-refresh/"
+	VerifyPath     = "/jwt-api-token-verify/"
 	TokenLoginPath = "/api-token-auth/"
-	RefreshPath = "/jwt-api-token-refresh/"
-	HealthPath  = "/healthz"
-	ReadyPath   = "/readyz"
-	MetricsPath = "/metrics"
-	DocPath     = "/openapi.json" // below the API root
+	HealthPath     = "/healthz"
+	ReadyPath      = "/readyz"
+	MetricsPath    = "/metrics"
+	DocPath        = "/openapi.json" // below the API root
 )
 
 type obj = map[string]any
@@ -72,9 +73,9 @@ func Build(in Input) ([]byte, error) {
 				},
 				"token": obj{
 					"type": "apiKey", "in": "header", "name": "Authorization",
-					"description": "`Token <key>` with a key from " + TokenLoginPath + ".",
+					"description": "`Token <key>` with a key from " + TokenLoginPath + " (Django REST Framework's token authentication); the scheme word in any letter case.",
 				},
-				"basic": obj{"type": "http", "scheme": "basic"},
+				"basic": obj{"type": "http", "scheme": "basic", "description": "HTTP Basic with a username and password."},
 			},
 		},
 	}
@@ -120,15 +121,16 @@ func commonSchemas() obj {
 	return obj{
 		"Error": obj{
 			"type": "object", "required": []string{"code", "msg"},
-			"description": "Beside these, as Django REST Framework clients expect: each invalid field's messages under its own name, " +
-				"`non_field_errors` for a failed login, refresh or verify, and `detail` (the msg) on every other error.",
+			"description": "For Django REST Framework clients, each invalid field's messages are also at the top level, " +
+				"and any other error carries `detail`.",
+			"additionalProperties": obj{"type": "array", "items": obj{"type": "string"}, "description": "An invalid field's messages, as DRF reports them."},
 			"properties": obj{
 				"code": obj{"type": "integer", "description": "The HTTP status."},
 				"msg":  obj{"type": "string", "description": "What went wrong, for a person; for invalid fields every `field: message`."},
 				"errors": obj{"type": "object", "description": "Messages of each invalid field or parameter.",
 					"additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}},
-				"detail": obj{"type": "string"},
-				"non_field_errors": obj{"type": "array", "items": obj{"type": "string"}},
+				"detail":           obj{"type": "string", "description": "The msg again, on every error that is not about fields (DRF's key)."},
+				"non_field_errors": obj{"type": "array", "items": obj{"type": "string"}, "description": "A failed login, refresh or verify (DRF's key)."},
 			},
 		},
 		"Credentials": obj{
@@ -141,7 +143,7 @@ func commonSchemas() obj {
 		},
 		"Token": obj{
 			"type": "object", "required": []string{"token"},
-			"properties": obj{"token": obj{"type": "string", "description": "A JWT."}},
+			"properties": obj{"token": obj{"type": "string", "description": "A JWT, or an API key from " + TokenLoginPath + "."}},
 		},
 		"Health": obj{
 			"type": "object", "required": []string{"status"},
@@ -151,18 +153,28 @@ func commonSchemas() obj {
 }
 
 func (b *builder) serviceEndpoints() {
-	tokenOp := func(id, summary, body string) obj {
+	tokenOp := func(id, summary, body, errs string) obj {
+		content := jsonContent(ref(body))
+		if body == "Credentials" { // DRF's login views take forms too
+			content["application/x-www-form-urlencoded"] = obj{"schema": ref(body)}
+			content["multipart/form-data"] = obj{"schema": ref(body)}
+		}
 		return obj{
 			"operationId": id, "summary": summary, "tags": []string{"authentication"}, "security": []obj{},
-			"requestBody": obj{"required": true, "content": jsonContent(ref(body))},
+			"requestBody": obj{"required": true, "content": content},
 			"responses": obj{
 				"200":     response("A token.", ref("Token")),
-				"default": errorsResponse("400 wrong credentials or malformed body, 401 a token that cannot be refreshed, 413, 415, 429 too many failed logins (with Retry-After)"),
+				"default": errorsResponse(errs),
 			},
 		}
 	}
-	b.op(LoginPath, "POST", tokenOp("login", "Trade a username and password for a token.", "Credentials"))
-	b.op(RefreshPath, "POST", tokenOp("refreshToken", "Trade a token (even an expired one, within the refresh window from the original login) for a newer one.", "TokenRequest"))
+	loginErrs := "400 wrong credentials (non_field_errors) or malformed body, 413, 415, 429 too many failed logins (with Retry-After), 503 too many passwords being checked at once (with Retry-After)"
+	b.op(LoginPath, "POST", tokenOp("login", "Trade a username and password for a JWT.", "Credentials", loginErrs))
+	b.op(TokenLoginPath, "POST", tokenOp("tokenLogin", "Trade a username and password for the user's API key (40 hex digits), the same at each login while it is valid.", "Credentials", loginErrs))
+	b.op(RefreshPath, "POST", tokenOp("refreshToken", "Trade a token (even an expired one, within the refresh window from the original login) for a newer one.", "TokenRequest",
+		"400 a token that cannot be refreshed (non_field_errors) or a malformed body, 413, 415"))
+	b.op(VerifyPath, "POST", tokenOp("verifyToken", "Check a JWT: the same token back when it is valid.", "TokenRequest",
+		"400 an invalid or expired token (non_field_errors) or a malformed body, 413, 415"))
 	b.op(HealthPath, "GET", obj{
 		"operationId": "health", "summary": "The process is up.", "tags": []string{"service"}, "security": []obj{},
 		"responses": obj{"200": response("Up.", ref("Health"))},
@@ -170,6 +182,11 @@ func (b *builder) serviceEndpoints() {
 	b.op(ReadyPath, "GET", obj{
 		"operationId": "ready", "summary": "The database answers.", "tags": []string{"service"}, "security": []obj{},
 		"responses": obj{"200": response("Ready.", ref("Health")), "default": errorsResponse("503 the database does not answer")},
+	})
+	b.op(b.in.APIRoot+"/", "GET", obj{
+		"operationId": "apiRoot", "summary": "A link to each resource, and to this document.", "tags": []string{"service"}, "security": []obj{},
+		"responses": obj{"200": response("The links, by resource path.", obj{"type": "object",
+			"additionalProperties": obj{"type": "string", "format": "uri"}})},
 	})
 	b.op(b.in.APIRoot+DocPath, "GET", obj{
 		"operationId": "openapi", "summary": "This document.", "tags": []string{"service"}, "security": []obj{},

@@ -161,8 +161,8 @@ func configValue(k Kind, v string) Value {
 // Hierarchical reports whether records have a parent.
 func (fs Fields) Hierarchical() bool { return fs.Parent >= 0 }
 
-// ByKey returns the index of the field with JSON key key, or -1.
-func (fs Fields) ByKey(key string) int {
+// byKey returns the index of the field with JSON key key, or -1.
+func (fs Fields) byKey(key string) int {
 	for i := range fs.List {
 		if fs.List[i].Key == key {
 			return i

@@ -142,7 +142,7 @@ func FuzzDecodeInput(f *testing.F) {
 				t.Fatalf("DecodeInput(%q) = %v: want a 400 with field errors", body, err)
 			}
 			for _, fe := range ae.Fields {
-				if (fe.Field != "non_field_errors" && r.fields.ByKey(fe.Field) < 0) || fe.Msg == "" {
+				if (fe.Field != "non_field_errors" && r.fields.byKey(fe.Field) < 0) || fe.Msg == "" {
 					t.Fatalf("DecodeInput(%q): field error %+v", body, fe)
 				}
 			}

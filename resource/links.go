@@ -70,6 +70,10 @@ func (l Links) Page(r *http.Request, n int) string {
 	return u
 }
 
+// Absolute returns the URL of path (from the server root) as a client of r
+// reaches it.
+func (l Links) Absolute(r *http.Request, path string) string { return l.origin(r) + path }
+
 // Record returns the URL of the record id in the collection r was sent to.
 func (l Links) Record(r *http.Request, id int) string {
 	return l.origin(r) + strings.TrimSuffix(r.URL.EscapedPath(), "/") + "/" + strconv.Itoa(id) + "/"

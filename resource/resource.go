@@ -127,6 +127,3 @@ func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
 
 // Resource returns the config entry r serves.
 func (r *Resource) Resource() config.Resource { return r.desc }
-
-// Fields returns r's field table.
-func (r *Resource) Fields() Fields { return r.fields }

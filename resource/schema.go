@@ -34,7 +34,9 @@ func (f *Field) schema() obj {
 	case KindParent:
 		s = obj{"type": "integer", "minimum": 1}
 	}
-	if f.Nullable {
+	// A required extra field is null in records stored before it was
+	// added (or loaded in bulk), so every field but code and name may be.
+	if f.Nullable || !f.Replaced {
 		s["nullable"] = true
 	}
 	if f.Doc != "" {
@@ -47,20 +49,23 @@ func (f *Field) schema() obj {
 // accepts.
 func (f *Field) writeSchema(mode Mode) obj {
 	s := f.schema()
+	if !f.Nullable {
+		delete(s, "nullable") // null is refused
+	}
 	var doc []string
 	switch f.Kind {
 	case KindText:
 		doc = append(doc, fmt.Sprintf("Trimmed of surrounding white space, then at most %d characters.", f.MaxLen))
 		delete(s, "maxLength") // counted after trimming
 	case KindParent:
-		s = obj{"nullable": true, "anyOf": []obj{{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}}}
-		doc = append(doc, "The id of the parent, as an integer or a string of digits; null clears it. It must exist, and must be neither the record itself nor below it.")
+		s = obj{"type": "integer", "nullable": true}
+		doc = append(doc, "The id of the parent; null clears it. It must exist, and must be neither the record itself nor below it. A string of digits is accepted too.")
 	case KindInteger:
-		s = obj{"nullable": f.Nullable, "anyOf": []obj{s, {"type": "string", "pattern": `^\s*[-+]?[0-9]+(\.0*)?\s*$`}}}
+		doc = append(doc, "A string of digits is accepted too.")
 	case KindBoolean:
-		s = obj{"nullable": f.Nullable, "anyOf": []obj{{"type": "boolean"}, {"type": "integer", "enum": []int{0, 1}}, {"type": "string"}}}
+		doc = append(doc, `1, 0 and the strings "true", "false", "True", "False", "1", "0" are accepted too.`)
 	}
-	if f.Doc != "" {
+	if f.Doc != "" && f.Kind != KindParent {
 		doc = append(doc, f.Doc)
 	}
 	if mode != ModeCreate && !f.Replaced || mode == ModeCreate && !f.Required && f.Default.Valid {
@@ -168,12 +173,17 @@ func (r *Resource) listParams() []Param {
 		OpGTE: "at least this", OpLTE: "at most this", OpIsNull: "true: only records without a value; false: only records with one",
 	}
 	for _, p := range r.params {
+		if strings.Contains(p.name, "__") {
+			continue // Django's spelling, named in the description of ours
+		}
 		f := &r.fields.List[p.field]
 		doc := f.Key + " " + what[p.op] + "."
 		schema := obj{"type": "string"}
 		switch {
 		case p.op == OpIsNull || f.Kind == KindBoolean:
-			schema = obj{"type": "string", "enum": []string{"", "true", "false", "True", "False", "1", "0"}}
+			// A pattern, not an enum: client generators make a type of
+			// each enum, and both spellings of a filter would clash.
+			schema = obj{"type": "string", "pattern": "^(|true|false|True|False|1|0)$"}
 		case f.Kind == KindParent:
 			doc = "Records whose " + f.Key + " is this id."
 		case f.Kind == KindInteger:
@@ -183,6 +193,9 @@ func (r *Resource) listParams() []Param {
 		}
 		if p.op == OpIsNull && f.Kind == KindParent {
 			doc = "true: only roots; false: only records with a parent."
+		}
+		if django := f.Key + "__" + strings.TrimPrefix(p.name, f.Key+"_"); p.op != OpExact {
+			doc += " Also spelled " + django + "."
 		}
 		ps = append(ps, Param{Name: p.name, In: "query", Doc: doc, Schema: schema})
 	}

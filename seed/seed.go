@@ -21,13 +21,15 @@ const Levels = 6
 // Options control Fill.
 type Options struct {
 	Count    int                   // records to create
+	First    int                   // number in the first code (D000001 is 1); 0 means 1, into an empty resource
 	Seed     uint64                // random seed; the same seed gives the same data
 	Batch    int                   // records per transaction (default 20000)
 	Progress func(done, total int) // called after each batch, if set
 }
 
-// Fill loads opts.Count records into l, which must be empty (codes are
-// numbered from 1).
+// Fill loads opts.Count records into l. Codes are numbered from
+// opts.First; without it, l must be empty and they start at 1. With it,
+// the records are added beside those there (as a forest of their own).
 func Fill(ctx context.Context, l resource.Loader, opts Options) error {
 	if opts.Count < 1 {
 		return fmt.Errorf("seed: count must be at least 1")
@@ -39,13 +41,14 @@ func Fill(ctx context.Context, l resource.Loader, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if n > 0 {
+	if n > 0 && opts.First == 0 {
 		return fmt.Errorf("seed: %s already has %d records; seed fills empty resources only", l.Resource().Path, n)
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
 	r := l.Resource()
 	prefix := strings.ToUpper(r.Name[:1])
-	width := max(6, len(strconv.Itoa(opts.Count)))
+	first := max(1, opts.First)
+	width := max(6, len(strconv.Itoa(first+opts.Count-1)))
 	done := 0
 	var parents []int // ids of the previous level
 	for level, size := range LevelSizes(opts.Count) {
@@ -55,7 +58,7 @@ func Fill(ctx context.Context, l resource.Loader, opts Options) error {
 			for i := range batch {
 				done++
 				batch[i] = resource.NewRecord{
-					Code: fmt.Sprintf("%s%0*d", prefix, width, done),
+					Code: fmt.Sprintf("%s%0*d", prefix, width, first+done-1),
 					Name: name(rng, r.Limits.Name),
 				}
 				if level > 0 {

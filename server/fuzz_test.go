@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,10 +15,15 @@ import (
 )
 
 // Whatever the Authorization header holds, the API answers 200 only for
-// the genuine token in an accepted form (JWT or Bearer, any case), 401
-// for anything else, and never a 5xx or a panic.
+// genuine credentials in an accepted form (the JWT as JWT or Bearer, the
+// API key as Token, the password as Basic, scheme words in any case), 401
+// for anything else (or 429 once Basic guesses are throttled), and never a
+// 5xx or a panic.
 func FuzzAuthorization(f *testing.F) {
 	a := newAPI(f, dbtest.Backends(f)[0])
+	var keyBody struct{ Token string }
+	json.Unmarshal(a.do(http.MethodPost, "/api-token-auth/", map[string]string{"username": testUser, "password": testPassword}, "Authorization", "").Body, &keyBody)
+	key := keyBody.Token
 	forged := func(method gojwt.SigningMethod, key any) string {
 		s, _ := gojwt.NewWithClaims(method, gojwt.MapClaims{"user_id": 1, "orig_iat": 0, "exp": 9999999999}).SignedString(key)
 		return s
@@ -25,6 +33,7 @@ func FuzzAuthorization(f *testing.F) {
 		"JWT " + forged(gojwt.SigningMethodNone, gojwt.UnsafeAllowNoneSignatureType),
 		"JWT " + forged(gojwt.SigningMethodHS256, []byte("not-the-secret-not-the-secret-xxx")),
 		"JWT a.b.c", "JWT ....", "Bearer \x00", "JWT " + strings.Repeat("A", 5000),
+		"Token " + key, "token " + key + "0", "Basic " + base64.StdEncoding.EncodeToString([]byte(testUser+":"+testPassword)),
 	} {
 		f.Add(seed)
 	}
@@ -34,14 +43,22 @@ func FuzzAuthorization(f *testing.F) {
 		rec := httptest.NewRecorder()
 		a.h.ServeHTTP(rec, req)
 		fields := strings.Fields(header)
-		genuine := len(fields) == 2 && fields[1] == a.token &&
-			(strings.EqualFold(fields[0], "jwt") || strings.EqualFold(fields[0], "bearer"))
+		scheme := func(names ...string) bool {
+			return len(fields) == 2 && slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(fields[0], n) })
+		}
+		var decoded []byte
+		if len(fields) == 2 {
+			decoded, _ = base64.StdEncoding.DecodeString(fields[1])
+		}
+		genuine := scheme("jwt", "bearer") && fields[1] == a.token ||
+			scheme("token") && fields[1] == key ||
+			scheme("basic") && string(decoded) == testUser+":"+testPassword
 		switch {
 		case rec.Code >= 500:
 			t.Fatalf("header %q: %d %s", header, rec.Code, rec.Body)
 		case genuine && rec.Code != http.StatusOK:
 			t.Fatalf("the genuine token in %q was refused: %d %s", header, rec.Code, rec.Body)
-		case !genuine && rec.Code != http.StatusUnauthorized:
+		case !genuine && rec.Code != http.StatusUnauthorized && !(scheme("basic") && rec.Code == http.StatusTooManyRequests):
 			t.Fatalf("header %q: %d, want 401", header, rec.Code)
 		}
 	})

@@ -59,7 +59,9 @@ func TestLogin_WrongCredentialsGiveOneAnswerAndOneHashComparison(t *testing.T) {
 			bodies = append(bodies, string(resp.Body))
 		}
 		for _, b := range bodies {
-			if b != `{"code":400,"msg":"Unable to log in with provided credentials."}` {
+			if b != `{"code":400,"msg":"Unable to log in with provided credentials.",`+
+				`"errors":{"non_field_errors":["Unable to log in with provided credentials."]},`+
+				`"non_field_errors":["Unable to log in with provided credentials."]}` {
 				t.Errorf("answer %s differs from the contract's", b)
 			}
 		}

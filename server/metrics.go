@@ -14,14 +14,21 @@ import (
 
 // metrics are the Prometheus metrics of one server, on a registry of its
 // own (tests start many servers in one process).
+//
+// Every label value comes from a fixed set: route templates, the standard
+// methods (any other is OTHER) and the statuses the server answers, so the
+// number of series cannot grow with what clients send.
 type metrics struct {
 	registry *prometheus.Registry
+	routes   *routes
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	inFlight prometheus.Gauge
 }
 
-func newMetrics(d *db.DB) *metrics {
+func newMetrics(d *db.DB, rs *routes, version, revision string) *metrics {
 	m := &metrics{
+		routes:   rs,
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "personnel_http_requests_total",
@@ -32,8 +39,18 @@ func newMetrics(d *db.DB) *metrics {
 			Help:    "Time to answer HTTP requests, by route template and method.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "personnel_http_requests_in_flight",
+			Help: "HTTP requests being answered now.",
+		}),
 	}
-	m.registry.MustRegister(m.requests, m.latency,
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "personnel_build_info",
+		Help:        "Always 1; the labels say which build is running.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision},
+	})
+	build.Set(1)
+	m.registry.MustRegister(m.requests, m.latency, m.inFlight, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for name, pool := range d.Pools() {
@@ -45,11 +62,13 @@ func newMetrics(d *db.DB) *metrics {
 // middleware counts and times every request.
 func (m *metrics) middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
 		start := time.Now()
 		c.Next()
-		r := route(c)
-		m.requests.WithLabelValues(r, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
-		m.latency.WithLabelValues(r, c.Request.Method).Observe(time.Since(start).Seconds())
+		r, meth := m.routes.label(c), method(c)
+		m.requests.WithLabelValues(r, meth, strconv.Itoa(c.Writer.Status())).Inc()
+		m.latency.WithLabelValues(r, meth).Observe(time.Since(start).Seconds())
 	}
 }
 

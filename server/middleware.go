@@ -1,22 +1,31 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"personnel/apierror"
 	"personnel/auth"
 	"personnel/logging"
+	"personnel/openapi"
 )
 
 // requestIDHeader carries a request's id in both directions.
@@ -50,30 +59,165 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// route is the route template a request matched, which keeps the labels of
-// logs and metrics few.
-func route(c *gin.Context) string {
-	if r := c.FullPath(); r != "" {
-		return r
-	}
-	return "unmatched"
+// standardMethods are the methods logs and metrics name; any other is
+// "OTHER", so a client cannot add a label value or a long log field by
+// inventing method names.
+var standardMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+	http.MethodConnect: true, http.MethodTrace: true,
 }
 
+// method is the request's method as logs and metrics show it.
+func method(c *gin.Context) string {
+	if standardMethods[c.Request.Method] {
+		return c.Request.Method
+	}
+	return "OTHER"
+}
+
+// maxLogged is the most bytes of one client-supplied string a log line
+// holds.
+const maxLogged = 64
+
+// capped cuts s to maxLogged bytes on a character boundary, marking the cut.
+func capped(s string) string {
+	if len(s) <= maxLogged {
+		return s
+	}
+	cut := maxLogged
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// routes gives each request the route template it matched, in the OpenAPI
+// document's syntax (/departments/{id}/), for logs and metrics: templates
+// are few, so labels stay few whatever paths clients send.
+type routes struct {
+	labels    map[string]string // gin template -> OpenAPI template
+	templates [][]string        // segments of every template, for 405s
+	names     []string          // OpenAPI form of templates[i]
+}
+
+// set records the routes the engine serves; it is called once, after every
+// route is registered and before any request. A path served with and
+// without its trailing slash has one label, the documented form with it.
+func (rs *routes) set(infos gin.RoutesInfo) {
+	served := map[string]bool{}
+	for _, ri := range infos {
+		served[ri.Path] = true
+	}
+	rs.labels = map[string]string{}
+	for _, ri := range infos {
+		if _, seen := rs.labels[ri.Path]; seen {
+			continue
+		}
+		name := ri.Path
+		if !strings.HasSuffix(name, "/") && served[name+"/"] {
+			name += "/"
+		}
+		name = openAPIPath(name)
+		rs.labels[ri.Path] = name
+		rs.templates = append(rs.templates, strings.Split(ri.Path, "/"))
+		rs.names = append(rs.names, name)
+	}
+}
+
+// openAPIPath turns gin's :name and *name segments into {name}.
+func openAPIPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if s != "" && (s[0] == ':' || s[0] == '*') {
+			segs[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// label returns the template of the request's route, "unmatched" when no
+// route has its path. A 405 has no route in gin, so its path is matched
+// against every template (the one with most literal segments wins, as in
+// the router).
+func (rs *routes) label(c *gin.Context) string {
+	if r := c.FullPath(); r != "" {
+		if l, ok := rs.labels[r]; ok {
+			return l
+		}
+		return openAPIPath(r)
+	}
+	if c.Writer.Status() != http.StatusMethodNotAllowed {
+		return "unmatched"
+	}
+	segs := strings.Split(c.Request.URL.Path, "/")
+	best, bestScore := "unmatched", -1
+	for i, t := range rs.templates {
+		if len(t) != len(segs) {
+			continue
+		}
+		score := 0
+		for j, s := range t {
+			switch {
+			case s != "" && (s[0] == ':' || s[0] == '*'):
+				if segs[j] == "" {
+					score = -1
+				}
+			case s == segs[j]:
+				score++
+			default:
+				score = -1
+			}
+			if score < 0 {
+				break
+			}
+		}
+		if score > bestScore {
+			best, bestScore = rs.names[i], score
+		}
+	}
+	return best
+}
+
+// healthPaths are the probes' paths: answered many times a minute by
+// machines, they are logged at DEBUG.
+var healthPaths = map[string]bool{openapi.HealthPath: true, openapi.ReadyPath: true}
+
 // requestLog logs every request once it is answered: never its body,
-// headers or query, which may hold passwords and tokens.
-func requestLog() gin.HandlerFunc {
+// headers or query, which may hold passwords and tokens. Client-supplied
+// strings are capped; server errors are logged at ERROR, health probes at
+// DEBUG, everything else at INFO.
+func requestLog(rs *routes) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		slog.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
-			slog.String("method", c.Request.Method),
-			slog.String("route", route(c)),
-			slog.Int("status", c.Writer.Status()),
+		status := c.Writer.Status()
+		level := slog.LevelInfo
+		switch {
+		case healthPaths[c.FullPath()]:
+			level = slog.LevelDebug
+		case status >= 500:
+			level = slog.LevelError
+		}
+		ctx := c.Request.Context()
+		if !slog.Default().Enabled(ctx, level) {
+			return
+		}
+		attrs := []slog.Attr{
+			slog.String("method", method(c)),
+			slog.String("route", rs.label(c)),
+		}
+		if id := c.Param("id"); id != "" {
+			attrs = append(attrs, slog.String("id", capped(id)))
+		}
+		attrs = append(attrs,
+			slog.Int("status", status),
 			slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.Int("bytes", c.Writer.Size()),
-			slog.String("user", auth.Username(c)),
-			slog.String("client", c.ClientIP()),
+			slog.Int("bytes", max(0, c.Writer.Size())), // -1 until something is written
+			slog.String("user", capped(auth.Username(c))),
+			slog.String("client", capped(c.ClientIP())),
 		)
+		slog.LogAttrs(ctx, level, "request", attrs...)
 	}
 }
 
@@ -98,7 +242,8 @@ func recovery() gin.HandlerFunc {
 
 // deadline bounds the request's context, which every database call uses:
 // when the database stops answering, the request ends with 503 after d
-// instead of hanging until the client gives up.
+// instead of hanging until the client gives up. It runs after readBody, so
+// a client sending its body slowly never uses up the database's time.
 func deadline(d time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
@@ -108,15 +253,157 @@ func deadline(d time.Duration) gin.HandlerFunc {
 	}
 }
 
-// bodyLimit refuses bodies over limit bytes with 413, before any handler
-// reads them.
-func bodyLimit(limit int64) gin.HandlerFunc {
+// readBody reads the whole request body, up to limit bytes, before any
+// handler runs: a body over the limit is a 413 whether or not it was
+// announced with Content-Length (a chunked one is counted as it arrives),
+// and one that does not arrive within the server's read timeout is a 408.
+// Handlers then read it from memory.
+func readBody(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if c.Request.ContentLength > limit {
-			fail(c, apierror.New(apierror.TooLarge, fmt.Sprintf("The request body is larger than %d bytes.", limit)))
+		r := c.Request
+		if r.ContentLength > limit {
+			fail(c, tooLarge(limit))
 			return
 		}
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		if r.Body == nil || r.Body == http.NoBody || (r.ContentLength == 0 && len(r.TransferEncoding) == 0) {
+			c.Next()
+			return
+		}
+		data, err := io.ReadAll(http.MaxBytesReader(c.Writer, r.Body, limit))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			var netErr net.Error
+			switch {
+			case errors.As(err, &tooBig):
+				fail(c, tooLarge(limit))
+			case errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, os.ErrDeadlineExceeded):
+				// The connection's read deadline cannot be lifted to read
+				// the rest, so the connection closes after the answer.
+				c.Header("Connection", "close")
+				fail(c, apierror.Wrap(apierror.RequestTimeout, "The request body did not arrive in time.", err))
+			default:
+				fail(c, apierror.Wrap(apierror.Invalid, "The request body could not be read.", err))
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		c.Next()
+	}
+}
+
+func tooLarge(limit int64) error {
+	return apierror.New(apierror.TooLarge, fmt.Sprintf("The request body is larger than %d bytes.", limit))
+}
+
+// checkQuery refuses an API request whose query string the parser cannot
+// read whole (a ";" in a pair, more than 10,000 parameters): gin and the
+// list parser drop what they cannot parse, which would silently drop
+// filters and answer every record.
+func checkQuery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+			fail(c, apierror.Wrap(apierror.Invalid, "The query string cannot be parsed: "+queryProblem(err)+".", err))
+			return
+		}
+		c.Next()
+	}
+}
+
+// queryProblem says what is wrong with a query string, in words that echo
+// nothing the client sent.
+func queryProblem(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "semicolon"):
+		return `";" is not a separator; encode it as %3B`
+	case strings.Contains(msg, "exceeded"):
+		return "more than 10000 parameters"
+	}
+	return "invalid percent-encoding"
+}
+
+// allowedHosts answers 400 to a request whose Host (or, from a trusted
+// proxy, X-Forwarded-Host) is not one of patterns, with Django's
+// ALLOWED_HOSTS rules: "hr.example.com" exactly, ".example.com" that domain
+// and its subdomains, "*" any. Links are built from these headers when no
+// public URL is set, so an unvetted one could point clients elsewhere.
+// Health probes and metrics build no links and are asked by address, so
+// they pass.
+func allowedHosts(patterns []string, trusted []netip.Prefix) gin.HandlerFunc {
+	if len(patterns) == 0 || slices.Contains(patterns, "*") {
+		return func(c *gin.Context) { c.Next() }
+	}
+	return func(c *gin.Context) {
+		p := c.Request.URL.Path
+		if healthPaths[p] || p == openapi.MetricsPath {
+			c.Next()
+			return
+		}
+		ok := hostAllowed(c.Request.Host, patterns)
+		if ok && fromTrusted(c.Request, trusted) {
+			if h := strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Host"), ",")[0]); h != "" {
+				ok = hostAllowed(h, patterns)
+			}
+		}
+		if !ok {
+			fail(c, apierror.New(apierror.Invalid, "Invalid Host header: add it to PERSONNEL_ALLOWED_HOSTS to serve it."))
+			return
+		}
+		c.Next()
+	}
+}
+
+// hostAllowed reports whether host (with an optional port) matches one of
+// patterns.
+func hostAllowed(host string, patterns []string) bool {
+	h := strings.ToLower(host)
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		h = h[:i] // the port
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" {
+		return false
+	}
+	for _, p := range patterns {
+		if p == "*" || p == h || p[0] == '.' && (strings.HasSuffix(h, p) || h == p[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// fromTrusted reports whether the request came from a trusted proxy.
+func fromTrusted(r *http.Request, trusted []netip.Prefix) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	for _, p := range trusted {
+		if p.Contains(ap.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenPaths end the paths of the token endpoints, whose answers hold
+// credentials.
+var tokenPaths = []string{"-token-auth", "-token-refresh", "-token-verify"}
+
+// securityHeaders set what every answer carries: no content sniffing, and
+// for token endpoints no caching (a token must not stay in a proxy's or
+// browser's cache).
+func securityHeaders() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		h := c.Writer.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		p := strings.TrimSuffix(c.Request.URL.Path, "/")
+		for _, suffix := range tokenPaths {
+			if strings.HasSuffix(p, suffix) {
+				h.Set("Cache-Control", "no-store")
+				break
+			}
+		}
 		c.Next()
 	}
 }
@@ -127,13 +414,19 @@ func cors(origins []string) gin.HandlerFunc {
 	any := slices.Contains(origins, "*")
 	exposed := strings.Join([]string{"ETag", "Location", "Retry-After", requestIDHeader}, ", ")
 	return func(c *gin.Context) {
+		if len(origins) == 0 {
+			c.Next()
+			return
+		}
+		// The answer depends on Origin whenever CORS is on, also when it
+		// allows nothing: a cache must not give one origin's answer to another.
+		h := c.Writer.Header()
+		h.Add("Vary", "Origin")
 		origin := c.GetHeader("Origin")
 		if origin == "" || (!any && !slices.Contains(origins, origin)) {
 			c.Next()
 			return
 		}
-		h := c.Writer.Header()
-		h.Add("Vary", "Origin")
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Set("Access-Control-Expose-Headers", exposed)
 		if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {

@@ -87,7 +87,11 @@ func (c *contract) check(t testing.TB, req *http.Request, body []byte, resp *res
 		// OpenAPI's integer is unbounded, and the contract clamps a huge
 		// page_size and matches nothing for a huge id; kin-openapi reads
 		// integers as int64 and calls those out of range.
-		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil && !strings.Contains(err.Error(), "value out of range") {
+		// The document types integers and booleans strictly, for client
+		// generators; the server also takes DRF's string forms ("3",
+		// "True"), which the document mentions in words only.
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil && !strings.Contains(err.Error(), "value out of range") &&
+			!strings.Contains(err.Error(), "value must be an integer") && !strings.Contains(err.Error(), "value must be a boolean") {
 			t.Errorf("%s %s was accepted but does not match the OpenAPI document: %v", req.Method, req.URL, err)
 		}
 	}

@@ -106,7 +106,7 @@ func TestMetrics_CountRequestsByRouteAndShowThePools(t *testing.T) {
 		text := string(resp.Body)
 		for _, want := range []string{
 			`personnel_http_requests_total{method="GET",route="` + a.coll + `",status="200"}`,
-			`personnel_http_requests_total{method="GET",route="` + a.coll + `:id/",status="404"}`,
+			`personnel_http_requests_total{method="GET",route="` + a.coll + `{id}/",status="404"}`,
 			`personnel_http_request_duration_seconds_bucket{method="GET",route="` + a.coll + `"`,
 			`go_sql_open_connections{db_name=`,
 		} {
@@ -202,4 +202,25 @@ func TestHEAD_IsAnsweredAsGETWithoutABody(t *testing.T) {
 			t.Errorf("HEAD of a missing record: %d", resp.StatusCode)
 		}
 	})
+}
+
+func TestAPIRoot_LinksEveryResourceAndTheDocumentWithoutAToken(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t, dbtest.Backends(t)[0])
+	a.token = ""
+	for _, path := range []string{server.APIRoot + "/", server.APIRoot} {
+		resp := a.do(http.MethodGet, path, nil)
+		var links map[string]string
+		if resp.Status != http.StatusOK || json.Unmarshal(resp.Body, &links) != nil {
+			t.Fatalf("GET %s: %s", path, resp)
+		}
+		for _, r := range server.CompiledResources() {
+			if links[r.Path] != "http://example.com"+server.APIRoot+"/"+r.Path+"/" {
+				t.Errorf("GET %s: %s links to %q", path, r.Path, links[r.Path])
+			}
+		}
+		if links["openapi"] != "http://example.com"+server.APIRoot+"/openapi.json" {
+			t.Errorf("GET %s: openapi links to %q", path, links["openapi"])
+		}
+	}
 }

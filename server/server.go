@@ -35,8 +35,9 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	auth    auth.Options
-	version string
+	auth     auth.Options
+	version  string
+	revision string
 }
 
 // WithAuthOptions passes options (a clock, a password hasher) to the
@@ -45,16 +46,22 @@ func WithAuthOptions(a auth.Options) Option {
 	return func(o *options) { o.auth = a }
 }
 
-// WithVersion sets the version the OpenAPI document states.
+// WithVersion sets the version the OpenAPI document and the
+// personnel_build_info metric state.
 func WithVersion(v string) Option {
 	return func(o *options) { o.version = v }
+}
+
+// WithRevision sets the VCS revision the personnel_build_info metric states.
+func WithRevision(r string) Option {
+	return func(o *options) { o.revision = r }
 }
 
 // New builds the handler: health and metrics, the token endpoints, the
 // OpenAPI document, and the resources under APIRoot behind authentication.
 // It fails when there is no usable JWT secret.
 func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
-	o := options{version: "dev"}
+	o := options{version: "dev", revision: "unknown"}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -71,17 +78,22 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	if err := e.SetTrustedProxies(proxies); err != nil {
 		return nil, fmt.Errorf("PERSONNEL_TRUSTED_PROXIES: %w", err)
 	}
+	rs := &routes{} // filled in once every route is registered
 	var m *metrics
-	middleware := []gin.HandlerFunc{requestID()}
+	middleware := []gin.HandlerFunc{requestID(), securityHeaders()}
 	if cfg.Metrics {
-		m = newMetrics(d)
+		m = newMetrics(d, rs, o.version, o.revision)
 		middleware = append(middleware, m.middleware())
 	}
-	middleware = append(middleware, requestLog(), recovery(), cors(cfg.CORSOrigins), bodyLimit(cfg.BodyLimit), deadline(cfg.DBTimeout))
+	// The body is read whole before the database deadline starts, so a slow
+	// client gets 408 and never uses up the database's time.
+	middleware = append(middleware, requestLog(rs), recovery(), allowedHosts(cfg.AllowedHosts, cfg.TrustedProxies),
+		cors(cfg.CORSOrigins), readBody(cfg.BodyLimit), deadline(cfg.DBTimeout))
 	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {
-		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)))
+		// The method is the client's own string: cut, like everything echoed or logged.
+		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", capped(c.Request.Method))))
 	})
 
 	e.GET(openapi.HealthPath, healthz)
@@ -99,17 +111,21 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	// The document is public, so it is registered before the authenticated
 	// group takes over the API root.
 	e.GET(APIRoot+openapi.DocPath, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", srv.doc) })
-	api := e.Group(APIRoot, authn.Middleware()...)
+	api := e.Group(APIRoot, append([]gin.HandlerFunc{checkQuery()}, authn.Middleware()...)...)
+	links := resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies}
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
 		BodyLimit:     cfg.BodyLimit,
-		Links:         resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies},
+		Links:         links,
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)
 	}
+	root := apiRoot(links, compiledResources)
+	e.GET(APIRoot, root)
+	e.GET(APIRoot+"/", root)
 	srv.resources = compiledResources
 	public := ""
 	if cfg.PublicURL != nil {
@@ -123,7 +139,25 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	rs.set(e.Routes())
 	return srv, nil
+}
+
+// apiRoot answers the API root as Django REST Framework's does, with no
+// token: a link to each resource, and to the OpenAPI document.
+func apiRoot(links resource.Links, rs []config.Resource) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		b := []byte{'{'}
+		for _, r := range rs {
+			b = apierror.AppendString(b, r.Path)
+			b = append(b, ':')
+			b = apierror.AppendString(b, links.Absolute(c.Request, APIRoot+"/"+r.Path+"/"))
+			b = append(b, ',')
+		}
+		b = append(b, `"openapi":`...)
+		b = apierror.AppendString(b, links.Absolute(c.Request, APIRoot+openapi.DocPath))
+		c.Data(http.StatusOK, "application/json", append(b, '}'))
+	}
 }
 
 // Handler returns the HTTP handler. HEAD is answered as GET: gin routes

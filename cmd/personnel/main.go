@@ -5,7 +5,10 @@
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete)
 //	personnel seed --count 1000000          fill empty resources with realistic data
 //	personnel healthcheck                   exit 0 when the local server is ready
-//	personnel version                       print the build's version
+//	personnel version                       print the build's version and revision
+//
+// Exit status: 0 when done, 1 when the work failed, 2 for a wrong command
+// line. "personnel --help" lists the commands and global flags.
 //
 // Settings come from the optional YAML file and PERSONNEL_* environment
 // variables; see the README for the list.
@@ -22,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -37,70 +41,172 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command could not do its work
+	exitUsage   = 2 // the command line is wrong
+)
+
+// usageError is a mistake in the command line, as opposed to a failure of
+// the work asked for: it exits with exitUsage.
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// quietLogs holds logs below WARN back: commands other than serve report
+// what they did on standard output, and their INFO lines (which database,
+// schema up to date) only help when asked for with -v.
+var quietLogs bool
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
 // run dispatches a sub-command and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	verbose := false
+global:
+	for len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-v" || a == "-verbose" || a == "--verbose":
+			verbose = true
+			args = args[1:]
+		case isHelp(a):
+			usage(stdout)
+			return exitOK
+		case a == "-version" || a == "--version":
+			fmt.Fprintln(stdout, version())
+			return exitOK
+		default:
+			break global
+		}
+	}
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	quietLogs = cmd != "serve" && !verbose
 	var err error
 	switch cmd {
 	case "serve":
-		err = serve(args, stderr)
+		err = serve(args, stdout, stderr)
 	case "migrate":
-		err = migrate(args, stderr)
+		err = migrate(args, stdout, stderr)
 	case "user":
-		err = userCommand(args, osIO(stdout, stderr))
+		// The user commands parse their own arguments; help and a missing
+		// sub-command are answered here, as for every other command.
+		switch {
+		case len(args) == 0:
+			fmt.Fprint(stderr, userUsage)
+			err = usagef("user: a sub-command is required")
+		case isHelp(args[0]):
+			fmt.Fprint(stdout, userUsage)
+		default:
+			err = userCommand(args, osIO(stdout, stderr))
+		}
 	case "healthcheck":
-		err = healthcheck(args, stderr)
+		err = healthcheck(args, stdout, stderr)
 	case "seed":
-		err = seedCommand(args, stderr)
+		err = seedCommand(args, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, version())
-	case "help", "-h", "--help":
-		usage(stdout)
+		if err = noArguments("version", args, stdout, stderr); err == nil {
+			fmt.Fprintln(stdout, version())
+		}
 	default:
 		fmt.Fprintf(stderr, "personnel: unknown command %q\n\n", cmd)
 		usage(stderr)
-		return 2
+		return exitUsage
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, "personnel:", err)
-		return 1
+		return exitUsage
+	default:
+		fmt.Fprintln(stderr, "personnel:", err)
+		return exitFailure
 	}
-	return 0
 }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
-  personnel [serve] [-config file.yaml]   serve the API (the default)
-  personnel migrate [-config file.yaml]   create or update the database schema, then exit
-  personnel user add|list|passwd|disable|enable|delete ...
-                                          manage who may log in ("personnel user" for details)
-  personnel seed [--count N] [--resource NAME] [--seed S]
-                                          fill empty resources with N realistic records each
-  personnel healthcheck [-config file.yaml]
-                                          exit 0 when the local server is ready (for container health checks)
-  personnel version                       print the version
+  personnel [global flags] [command] [flags]
 
-Settings come from the YAML file given with -config and from PERSONNEL_*
-environment variables (which win); see the README.
+Commands:
+  serve [-config file.yaml]      serve the API (the default command)
+  migrate [-config file.yaml]    create or update the database schema, then exit
+  user add|list|passwd|disable|enable|delete ...
+                                 manage who may log in ("personnel user --help")
+  seed [--count N] [--resource NAME] [--append] [--seed S]
+                                 fill resources with N realistic records each
+  healthcheck [-config file.yaml]
+                                 exit 0 when the server at PERSONNEL_ADDR is ready
+                                 (for container health checks)
+  version                        print the version and VCS revision
+  help                           print this help
+
+Global flags (before the command):
+  -h, --help       print this help
+  --version        print the version and VCS revision
+  -v, --verbose    show INFO logs of commands other than serve (which always
+                   shows them); without it they print only what they did
+
+"personnel COMMAND --help" describes a command's flags. Settings come from
+the YAML file given with -config and from PERSONNEL_* environment variables
+(which win); see the README. Exit status: 0 done, 1 failed, 2 wrong usage.
 `)
 }
 
-// loadConfig parses the sub-command's flags and loads the configuration.
-func loadConfig(name string, args []string, stderr io.Writer) (*config.Config, error) {
+// newFlagSet returns a flag set for a command, whose help (asked for with
+// -h or --help) goes to stdout and whose complaints go to stderr.
+func newFlagSet(name, synopsis string, args []string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := fs.String("config", "", "YAML file of settings (optional)")
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if isHelp(a) && a != "help" {
+			fs.SetOutput(stdout)
+		}
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: personnel %s\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args with fs; a malformed command line is a usage
+// error, and so are arguments the command does not take.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{fmt.Errorf("%s: %w", fs.Name(), err)}
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// noArguments checks that a command without flags got none.
+func noArguments(name string, args []string, stdout, stderr io.Writer) error {
+	return parseFlags(newFlagSet(name, name, args, stdout, stderr), args)
+}
+
+// loadConfig parses the sub-command's flags and loads the configuration.
+func loadConfig(name, synopsis string, args []string, stdout, stderr io.Writer) (*config.Config, error) {
+	fs := newFlagSet(name, name+" [-config file.yaml]\n\n"+synopsis+"\n", args, stdout, stderr)
+	path := fs.String("config", "", "YAML file of settings (optional)")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	return loadConfigFile(*path, stderr)
 }
@@ -122,17 +228,22 @@ func loadConfigFile(path string, stderr io.Writer) (*config.Config, error) {
 // setupLogging installs the default logger: text on a terminal, JSON
 // otherwise (or as configured).
 func setupLogging(cfg *config.Config, w io.Writer) {
-	slog.SetDefault(logging.New(w, cfg.LogFormat, cfg.LogLevel))
+	level := cfg.LogLevel
+	if quietLogs && level < slog.LevelWarn {
+		level = slog.LevelWarn
+	}
+	slog.SetDefault(logging.New(w, cfg.LogFormat, level))
 }
 
-// openDB opens and migrates the database.
+// openDB opens and migrates the database, waiting for it first when it
+// does not answer yet.
 func openDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	d, err := db.Open(ctx, cfg)
+	d, err := waitForDB(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	slog.Info("database", "driver", cfg.DBDriver, "flavor", d.Flavor, "version", d.Version, "dsn", cfg.RedactedDSN())
 	if err := d.Migrate(ctx); err != nil {
 		d.Close()
@@ -141,8 +252,50 @@ func openDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
 	return d, nil
 }
 
-func migrate(args []string, stderr io.Writer) error {
-	cfg, err := loadConfig("migrate", args, stderr)
+// Bounds of the pause between attempts to reach the database at start.
+const (
+	firstDBPause = 250 * time.Millisecond
+	maxDBPause   = 5 * time.Second
+)
+
+// waitForDB opens the database, trying again while it does not answer (a
+// database container that is still starting, or restarting with the host)
+// with a pause that doubles up to maxDBPause, for at most cfg.DBWait. A
+// database that answers with an error (a wrong password, say) is not
+// waited for.
+func waitForDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
+	start := time.Now()
+	pause := firstDBPause
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, time.Minute)
+		d, err := db.Open(actx, cfg)
+		cancel()
+		switch {
+		case err == nil:
+			if attempt > 1 {
+				slog.Info("the database answers", "attempts", attempt, "waited_s", time.Since(start).Round(time.Millisecond).Seconds())
+			}
+			return d, nil
+		case !db.IsUnavailable(err) || ctx.Err() != nil:
+			return nil, err
+		case time.Since(start)+pause > cfg.DBWait:
+			if attempt == 1 {
+				return nil, err
+			}
+			return nil, fmt.Errorf("the database did not answer in %s (%d attempts; PERSONNEL_DB_WAIT): %w", cfg.DBWait, attempt, err)
+		}
+		slog.Warn("the database does not answer yet; trying again", "attempt", attempt, "retry_in_s", pause.Seconds(), "error", err)
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		pause = min(2*pause, maxDBPause)
+	}
+}
+
+func migrate(args []string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig("migrate", "Create or update the database schema, then exit.", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -150,12 +303,12 @@ func migrate(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	slog.Info("schema is up to date")
+	fmt.Fprintf(stdout, "the schema of %s %s is up to date\n", cfg.DBDriver, cfg.RedactedDSN())
 	return d.Close()
 }
 
-func serve(args []string, stderr io.Writer) error {
-	cfg, err := loadConfig("serve", args, stderr)
+func serve(args []string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig("serve", "Serve the API (the default command).", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -170,7 +323,8 @@ func serve(args []string, stderr io.Writer) error {
 	if err := auth.Bootstrap(ctx, d, cfg); err != nil {
 		return err
 	}
-	srv, err := server.New(cfg, d, server.WithVersion(version()))
+	ver, rev := buildInfo()
+	srv, err := server.New(cfg, d, server.WithVersion(ver), server.WithRevision(rev))
 	if err != nil {
 		return err
 	}
@@ -209,17 +363,17 @@ func serve(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// healthcheck asks the server listening at PERSONNEL_ADDR on this host
-// whether it is ready, for container health checks (the image has no
-// shell or curl).
-func healthcheck(args []string, stderr io.Writer) error {
-	cfg, err := loadConfig("healthcheck", args, stderr)
+// healthcheck asks the server listening at PERSONNEL_ADDR whether it is
+// ready, for container health checks (the image has no shell or curl): at
+// the address's host, or at the loopback address when it listens on every
+// interface.
+func healthcheck(args []string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig("healthcheck", "Exit 0 when the server at PERSONNEL_ADDR answers /readyz with 200 (for container health checks).", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	_, port, _ := net.SplitHostPort(cfg.Addr)
 	client := &http.Client{Timeout: 3 * time.Second}
-	resp, err := client.Get("http://" + net.JoinHostPort("127.0.0.1", port) + "/readyz")
+	resp, err := client.Get("http://" + probeAddr(cfg.Addr) + "/readyz")
 	if err != nil {
 		return err
 	}
@@ -228,6 +382,20 @@ func healthcheck(args []string, stderr io.Writer) error {
 		return fmt.Errorf("not ready: /readyz answered %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// probeAddr is where to reach a server listening at addr (host:port) from
+// this machine.
+func probeAddr(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	switch {
+	case host == "" || ip != nil && ip.Equal(net.IPv4zero):
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified():
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // displayAddr turns a wildcard listen address into one a person can curl.
@@ -239,16 +407,32 @@ func displayAddr(a net.Addr) string {
 	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
 }
 
-func version() string {
+// buildInfo returns the module version and the VCS revision this binary
+// was built from ("+modified" when the tree had uncommitted changes).
+func buildInfo() (version, revision string) {
+	version, revision = "(unknown)", "unknown"
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "personnel (unknown version)"
+		return version, revision
 	}
-	v := bi.Main.Version
+	version = bi.Main.Version
+	modified := false
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += " " + s.Value
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
 		}
 	}
-	return "personnel " + v + " " + bi.GoVersion
+	if modified {
+		revision += "+modified"
+	}
+	return version, revision
+}
+
+// version is what `personnel version` prints.
+func version() string {
+	v, rev := buildInfo()
+	return fmt.Sprintf("personnel %s, revision %s, %s", v, rev, runtime.Version())
 }

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"personnel/config"
+	"personnel/db/dbtest"
+	"personnel/server"
 )
 
 // binary is the personnel command built once for these tests.
@@ -210,5 +217,249 @@ func TestHealthcheck_ExitsZeroOnlyWhenTheServerIsReady(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PERSONNEL_ADDR=:"+port)
 	if err := cmd.Run(); err == nil {
 		t.Fatal("healthcheck passed with no server")
+	}
+}
+
+// runBinary runs the binary with args and env (on top of this process's
+// environment, with a fresh SQLite database) and returns what it printed
+// and its exit status.
+func runBinary(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "PERSONNEL_DB_DSN="+filepath.Join(t.TempDir(), "p.db"), "PERSONNEL_LOG_FORMAT=json")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestCLI_HelpListsCommandsAndGlobalFlags(t *testing.T) {
+	for _, arg := range []string{"--help", "-h", "help"} {
+		out, errOut, code := runBinary(t, nil, arg)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d, stderr %s", arg, code, errOut)
+		}
+		for _, want := range []string{"serve", "migrate", "user", "seed", "healthcheck", "version", "--version", "-v, --verbose", "-h, --help"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s does not mention %s:\n%s", arg, want, out)
+			}
+		}
+	}
+}
+
+func TestCLI_EveryCommandAnswersHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--help"}, {"migrate", "--help"}, {"seed", "--help"}, {"healthcheck", "-h"},
+		{"version", "--help"}, {"user", "--help"}, {"user", "add", "--help"},
+	} {
+		out, errOut, code := runBinary(t, nil, args...)
+		if code != 0 || !strings.Contains(out+errOut, "sage") {
+			t.Errorf("%v: exit %d, output %s%s", args, code, out, errOut)
+		}
+	}
+	if out, _, _ := runBinary(t, nil, "seed", "--help"); !strings.Contains(out, "-append") || !strings.Contains(out, "-resource") {
+		t.Errorf("seed --help does not list its flags on standard output:\n%s", out)
+	}
+}
+
+func TestCLI_VersionPrintsModuleVersionAndRevision(t *testing.T) {
+	info, err := exec.Command("go", "version", "-m", binary).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion, wantRevision := "", "unknown"
+	for _, line := range strings.Split(string(info), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			wantVersion = f[2]
+		case len(f) >= 2 && strings.HasPrefix(f[1], "vcs.revision="):
+			wantRevision = strings.TrimPrefix(f[1], "vcs.revision=")
+		}
+	}
+	want := "personnel " + wantVersion + ", revision " + wantRevision
+	for _, arg := range []string{"version", "--version"} {
+		out, _, code := runBinary(t, nil, arg)
+		if code != 0 || !strings.HasPrefix(out, want) {
+			t.Errorf("%s: exit %d, %q, want it to start with %q", arg, code, out, want)
+		}
+	}
+}
+
+func TestCLI_AnUnknownRoleIsNamedWithTheValidOnes(t *testing.T) {
+	_, errOut, code := runBinary(t, nil, "user", "add", "bob", "--role", "admin")
+	if code != 2 || !strings.Contains(errOut, `unknown role "admin"`) || !strings.Contains(errOut, "editor") || !strings.Contains(errOut, "viewer") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+}
+
+func TestCLI_UsageErrorsExit2AndFailuresExit1(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want int
+	}{
+		{args: []string{"frobnicate"}, want: 2},
+		{args: []string{"serve", "--no-such-flag"}, want: 2},
+		{args: []string{"migrate", "extra"}, want: 2},
+		{args: []string{"seed", "--count", "many"}, want: 2},
+		{args: []string{"seed", "--resource", "nothing-like-it"}, want: 2},
+		{args: []string{"version", "extra"}, want: 2},
+		{args: []string{"user"}, want: 2},
+		{args: []string{"user", "frobnicate"}, want: 2},
+		{args: []string{"user", "add"}, want: 2},
+		{args: []string{"user", "add", "bob", "--role", "admin"}, want: 2},
+		{args: []string{"user", "list", "--no-such-flag"}, want: 2},
+		{args: []string{"user", "enable", "nobody"}, env: []string{"PERSONNEL_DB_DSN=/nonexistent/personnel.db"}, want: 1},
+		{args: []string{"migrate"}, env: []string{"PERSONNEL_PAGE_SIZE_MAX=many"}, want: 1},
+		{args: []string{"healthcheck"}, env: []string{"PERSONNEL_ADDR=127.0.0.1:1"}, want: 1},
+	} {
+		_, errOut, code := runBinary(t, tc.env, tc.args...)
+		if code != tc.want || !strings.Contains(errOut, "personnel") {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tc.args, code, tc.want, errOut)
+		}
+	}
+}
+
+func TestCLI_CommandsLogOnlyWarningsUnlessVerbose(t *testing.T) {
+	out, errOut, code := runBinary(t, nil, "migrate")
+	if code != 0 || errOut != "" || !strings.Contains(out, "up to date") {
+		t.Fatalf("migrate: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, errOut, code = runBinary(t, nil, "-v", "migrate")
+	if code != 0 || !strings.Contains(errOut, `"msg":"database"`) {
+		t.Fatalf("-v migrate: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestSeed_ResourceByNameOrPathRefusesFullOnesUnlessAppend(t *testing.T) {
+	r := server.CompiledResources()[0]
+	dsn := "PERSONNEL_DB_DSN=" + filepath.Join(t.TempDir(), "seeded.db")
+	out, errOut, code := runBinary(t, []string{dsn}, "seed", "--count", "1", "--resource", r.Path)
+	if code != 0 || !strings.Contains(out, "seeded "+r.Path+" with 1 record in ") {
+		t.Fatalf("seed by path: exit %d, %s%s", code, out, errOut)
+	}
+	// All resources are checked before any is written to.
+	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "2")
+	if code != 1 || !strings.Contains(errOut, r.Path+" holds 1 record;") || strings.Contains(out, "seeded") {
+		t.Fatalf("seed into a full resource: exit %d, %s%s", code, out, errOut)
+	}
+	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "2", "--resource", r.Name, "--append")
+	if code != 0 || !strings.Contains(out, "seeded "+r.Path+" with 2 records") {
+		t.Fatalf("seed --append by name: exit %d, %s%s", code, out, errOut)
+	}
+	out, errOut, code = runBinary(t, []string{dsn}, "seed", "--count", "1")
+	if code != 1 || !strings.Contains(errOut, r.Path+" holds 3 records") {
+		t.Fatalf("after append: exit %d, %s%s", code, out, errOut)
+	}
+	for _, other := range server.CompiledResources()[1:] {
+		if strings.Contains(errOut, other.Path+" holds") {
+			t.Errorf("%s was written to by a refused seed: %s", other.Path, errOut)
+		}
+	}
+}
+
+func TestHealthcheck_ProbesTheHostOfPERSONNEL_ADDR(t *testing.T) {
+	// 127.0.0.2 is a loopback address that 127.0.0.1 does not reach.
+	s := start(t, "PERSONNEL_ADDR=127.0.0.2:0")
+	if _, errOut, code := runBinary(t, []string{"PERSONNEL_ADDR=" + s.addr}, "healthcheck"); code != 0 {
+		t.Fatalf("healthcheck of a server on %s: exit %d %s", s.addr, code, errOut)
+	}
+}
+
+func TestStartup_GivesUpOnADatabaseThatNeverAnswersAfterTheWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, errOut, code := runBinary(t, []string{"PERSONNEL_DB_DRIVER=mysql", "PERSONNEL_DB_DSN=u:p@tcp(" + addr + ")/personnel", "PERSONNEL_DB_WAIT=2s"}, "migrate")
+	if code != 1 || !strings.Contains(errOut, "did not answer in 2s") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	if n := strings.Count(errOut, "trying again"); n < 2 {
+		t.Fatalf("%d attempts logged, want one line per attempt:\n%s", n, errOut)
+	}
+}
+
+// proxy accepts connections on ln and relays each to target.
+func proxy(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			go io.Copy(u, c)
+			io.Copy(c, u)
+		}()
+	}
+}
+
+func TestStartup_WaitsForADatabaseThatComesUpLate(t *testing.T) {
+	var mysqlBackend *dbtest.Backend
+	for _, b := range dbtest.Backends(t) {
+		if b.Name == config.DriverMySQL {
+			mysqlBackend = &b
+		}
+	}
+	if mysqlBackend == nil {
+		t.Skip("needs MySQL: set " + dbtest.EnvMySQLDSN)
+	}
+	mc, err := mysql.ParseDSN(mysqlBackend.Config(t).DBDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := mc.Addr
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc.Addr = ln.Addr().String()
+	ln.Close() // the database is not there yet
+
+	cmd := exec.Command(binary, "migrate")
+	cmd.Env = append(os.Environ(), "PERSONNEL_LOG_FORMAT=json", "PERSONNEL_DB_DRIVER=mysql",
+		"PERSONNEL_DB_DSN="+mc.FormatDSN(), "PERSONNEL_DB_WAIT=60s")
+	stderr, _ := cmd.StderrPipe()
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(stderr)
+	attempts := 0
+	for sc.Scan() {
+		if !strings.Contains(sc.Text(), "trying again") {
+			continue
+		}
+		// The database comes up once the command has found it missing twice.
+		if attempts++; attempts == 2 {
+			late, err := net.Listen("tcp", mc.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer late.Close()
+			go proxy(late, target)
+		}
+	}
+	if err := cmd.Wait(); err != nil || attempts < 2 || !strings.Contains(stdout.String(), "up to date") {
+		t.Fatalf("migrate against a late database: %v after %d attempts; stdout %q", err, attempts, stdout.String())
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,21 +16,35 @@ import (
 	"personnel/server"
 )
 
-// seedCommand runs `personnel seed`: it fills empty resources with a
-// realistic forest, through the store, with a progress bar.
-func seedCommand(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// seedCommand runs `personnel seed`: it fills resources with a realistic
+// forest, through the store, with a progress bar. Resources that already
+// hold records are refused before anything is written, unless --append.
+func seedCommand(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("seed", "seed [--count N] [--resource NAME] [--append] [--seed S] [-config file.yaml]\n\n"+
+		"Fill resources with N realistic records each (a forest six levels deep).\n", args, stdout, stderr)
 	configPath := fs.String("config", "", "YAML file of settings (optional)")
 	count := fs.Int("count", 1000, "records to create in each resource")
-	only := fs.String("resource", "", "seed only this resource (by name, e.g. department); default: all")
+	only := fs.String("resource", "", "seed only this resource, by name or path (department or departments); default: all")
+	appendTo := fs.Bool("append", false, "add to resources that already hold records (codes continue after their count)")
 	randSeed := fs.Uint64("seed", 1, "random seed; the same seed makes the same data")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("seed: unexpected argument %q", fs.Arg(0))
+	if *count < 1 {
+		return usagef("seed: --count must be at least 1")
 	}
+	var names, known []string
+	for _, r := range server.CompiledResources() {
+		if *only == "" || r.Name == *only || r.Path == *only {
+			names = append(names, r.Name)
+		}
+		known = append(known, r.Name+" ("+r.Path+")")
+	}
+	if len(names) == 0 {
+		return usagef("seed: no resource named %q; there are: %s", *only, strings.Join(known, ", "))
+	}
+	sort.Strings(names)
+
 	cfg, err := loadConfigFile(*configPath, stderr)
 	if err != nil {
 		return err
@@ -43,32 +56,47 @@ func seedCommand(args []string, stderr io.Writer) error {
 	}
 	defer d.Close()
 	loaders := server.Loaders(d)
-	var names []string
-	for name := range loaders {
-		if *only == "" || name == *only {
-			names = append(names, name)
+	// Check every chosen resource before writing to any, so a refusal
+	// leaves the database as it was.
+	held := map[string]int{}
+	var full []string
+	for _, name := range names {
+		n, err := loaders[name].Count(ctx)
+		if err != nil {
+			return err
+		}
+		held[name] = n
+		if n > 0 {
+			full = append(full, fmt.Sprintf("%s holds %s", loaders[name].Resource().Path, records(n)))
 		}
 	}
-	if len(names) == 0 {
-		return fmt.Errorf("seed: no resource named %q", *only)
+	if len(full) > 0 && !*appendTo {
+		return fmt.Errorf("seed: %s; nothing was written (pass --append to add to them)", strings.Join(full, ", "))
 	}
-	sort.Strings(names)
 	for _, name := range names {
 		l := loaders[name]
 		bar := newProgress(stderr, l.Resource().Path)
 		start := time.Now()
 		err := d.BulkLoad(ctx, l.Resource().Table, func() error {
-			return seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, Progress: bar.update})
+			return seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, First: held[name] + 1, Progress: bar.update})
 		})
 		bar.finish()
 		if err != nil {
 			return err
 		}
 		took := time.Since(start)
-		slog.Info("seeded", "resource", l.Resource().Path, "records", *count,
-			"seconds", took.Round(time.Millisecond).Seconds(), "per_second", int(float64(*count)/took.Seconds()))
+		fmt.Fprintf(stdout, "seeded %s with %s in %.1f s (%d a second)\n", l.Resource().Path, records(*count),
+			took.Seconds(), int(float64(*count)/took.Seconds()))
 	}
 	return nil
+}
+
+// records says "1 record", "2 records".
+func records(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return fmt.Sprintf("%d records", n)
 }
 
 // progress draws a bar on a terminal, or logs every tenth otherwise.

@@ -2,11 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"personnel/auth"
+	"personnel/config"
 	"personnel/db/dbtest"
+	entuser "personnel/ent/user"
 )
 
 // fakeIO is a command's input and output, with a terminal or not.
@@ -32,13 +41,19 @@ func (f *fakeIO) io() cmdIO {
 	}
 }
 
-// useBackend points the commands at a fresh database of b.
-func useBackend(t *testing.T, b dbtest.Backend) {
+// useBackend points the commands at a fresh database of b, created as
+// serve would on its first start.
+func useBackend(t *testing.T, b dbtest.Backend) *config.Config {
+	t.Helper()
 	cfg := b.Config(t)
 	t.Setenv("PERSONNEL_DB_DRIVER", cfg.DBDriver)
 	t.Setenv("PERSONNEL_DB_DSN", cfg.DBDSN)
 	t.Setenv("PERSONNEL_BCRYPT_COST", "4")
 	t.Setenv("PERSONNEL_LOG_LEVEL", "error")
+	if err := migrate(nil, io.Discard, io.Discard); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return cfg
 }
 
 func user(t *testing.T, f *fakeIO, args ...string) error {
@@ -108,6 +123,166 @@ func TestUserCommands(t *testing.T) {
 				if err := user(t, tc.f, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 				}
+			}
+		})
+	}
+}
+
+func TestUser_RefusesASQLitePathThatDoesNotExist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.db")
+	t.Setenv("PERSONNEL_DB_DRIVER", "sqlite")
+	t.Setenv("PERSONNEL_DB_DSN", path)
+	t.Setenv("PERSONNEL_BCRYPT_COST", "4")
+	t.Setenv("PERSONNEL_LOG_LEVEL", "error")
+	for _, args := range [][]string{{"add", "alice", "--role", "editor", "--password-stdin"}, {"list"}} {
+		f := &fakeIO{stdin: "first-password\n"}
+		if err := user(t, f, args...); err == nil || !strings.Contains(err.Error(), "no database at "+path) {
+			t.Errorf("user %s on a missing database: %v", args[0], err)
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the user command created %s: %v", path, err)
+	}
+	// migrate (like serve) still creates it, and then the user command works.
+	if err := migrate(nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := user(t, &fakeIO{stdin: "first-password\n"}, "add", "alice", "--role", "editor", "--password-stdin"); err != nil {
+		t.Fatalf("add after migrate: %v", err)
+	}
+}
+
+func TestUser_RefusesPasswordsLoginWouldRefuse(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			useBackend(t, b)
+			if err := user(t, &fakeIO{stdin: "first-password\n"}, "add", "alice", "--role", "editor", "--password-stdin"); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct{ what, pw, want string }{
+				{"blank", "        ", "blank"},
+				{"blank beyond ASCII", "\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000", "blank"},
+				{"not UTF-8", "pass\xffword", "UTF-8"},
+				{"NUL", "pass\x00word", "NUL"},
+				{"73 bytes", strings.Repeat("p", 73), "72 bytes"},
+			} {
+				for _, args := range [][]string{{"add", "carol", "--role", "viewer", "--password-stdin"}, {"passwd", "alice", "--password-stdin"}} {
+					if err := user(t, &fakeIO{stdin: tc.pw + "\n"}, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+						t.Errorf("user %s with a %s password: %v, want an error with %q", args[0], tc.what, err, tc.want)
+					}
+				}
+			}
+			// The first editor of a new installation too.
+			d, cfg := b.Open(t)
+			cfg.AdminUser, cfg.AdminPassword = "admin", "        "
+			if err := auth.Bootstrap(context.Background(), d, cfg); err == nil || !strings.Contains(err.Error(), "blank") {
+				t.Errorf("PERSONNEL_ADMIN_PASSWORD of blanks: %v", err)
+			}
+		})
+	}
+}
+
+func TestUser_AddRefusesANameEqualToAnotherButForCaseOrWidth(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			useBackend(t, b)
+			f := &fakeIO{stdin: "first-password\n"}
+			if err := user(t, f, "add", "admin", "--role", "editor", "--password-stdin"); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"ADMIN", "Admin", "ａｄｍｉｎ", "ＡＤＭＩＮ"} {
+				if err := user(t, &fakeIO{stdin: "other-password\n"}, "add", name, "--role", "viewer", "--password-stdin"); err == nil || !strings.Contains(err.Error(), "already exists") {
+					t.Errorf("add %s beside admin: %v", name, err)
+				}
+			}
+			// A full-width name is stored normalised.
+			if err := user(t, f, "add", "ｂｏｂ", "--role", "viewer", "--password-stdin"); err != nil || !strings.Contains(f.stdout.String(), "added bob") {
+				t.Fatalf("add ｂｏｂ: %v, %s", err, f.stdout.String())
+			}
+		})
+	}
+}
+
+func TestUser_LegacyLookAlikesSurviveMigrationAndListMarksThem(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			cfg := useBackend(t, b)
+			// Store look-alikes as a version that allowed them did: names
+			// as given, no key.
+			d := dbtest.MustOpen(t, cfg)
+			hash, _ := bcrypt.GenerateFromPassword([]byte("legacy-password"), 4)
+			for _, name := range []string{"admin", "ADMIN", "ａｄｍｉｎ", "carol"} {
+				if err := d.Write().User.Create().SetUsername(name).SetPasswordHash(string(hash)).SetRole(entuser.RoleEditor).Exec(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := migrate(nil, io.Discard, io.Discard); err != nil {
+				t.Fatalf("migrating a database with look-alikes: %v", err)
+			}
+			f := &fakeIO{}
+			if err := user(t, f, "list"); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(f.stdout.String(), "\n")
+			for _, l := range lines[1:] {
+				switch name, _, _ := strings.Cut(l, " "); name {
+				case "admin", "ADMIN", "ａｄｍｉｎ":
+					if !strings.Contains(l, "look-alike of") {
+						t.Errorf("%s is not marked:\n%s", name, f.stdout.String())
+					}
+				case "carol":
+					if strings.Contains(l, "look-alike") {
+						t.Errorf("carol is marked:\n%s", f.stdout.String())
+					}
+				}
+			}
+			// They keep working as distinct users, and no fourth can join.
+			if err := user(t, &fakeIO{stdin: "second-password\n"}, "passwd", "ａｄｍｉｎ", "--password-stdin"); err != nil {
+				t.Fatal(err)
+			}
+			changed := map[string]bool{}
+			users, _ := auth.ListUsers(context.Background(), d)
+			for _, u := range users {
+				changed[u.Username] = bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte("second-password")) == nil
+			}
+			if !changed["ａｄｍｉｎ"] || changed["admin"] || changed["ADMIN"] {
+				t.Fatalf("passwd ａｄｍｉｎ changed %v", changed)
+			}
+			if err := user(t, &fakeIO{stdin: "other-password\n"}, "add", "Admin", "--role", "viewer", "--password-stdin"); err == nil || !strings.Contains(err.Error(), "already exists") {
+				t.Fatalf("add Admin beside legacy look-alikes: %v", err)
+			}
+		})
+	}
+}
+
+func TestUser_DisablingOrDeletingTheLastActiveEditorNeedsForce(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			useBackend(t, b)
+			f := &fakeIO{stdin: "first-password\n"}
+			user(t, f, "add", "alice", "--role", "editor", "--password-stdin")
+			user(t, &fakeIO{stdin: "viewer-password\n"}, "add", "victor", "--role", "viewer", "--password-stdin")
+			for _, sub := range []string{"disable", "delete"} {
+				if err := user(t, f, sub, "alice"); err == nil || !strings.Contains(err.Error(), "last active editor") || !strings.Contains(err.Error(), "--force") {
+					t.Errorf("%s the last editor: %v", sub, err)
+				}
+			}
+			// Viewers are not guarded; with a second editor alice may go.
+			if err := user(t, f, "disable", "victor"); err != nil {
+				t.Fatal(err)
+			}
+			user(t, &fakeIO{stdin: "second-password\n"}, "add", "bob", "--role", "editor", "--password-stdin")
+			if err := user(t, f, "disable", "alice"); err != nil {
+				t.Fatalf("disable alice beside bob: %v", err)
+			}
+			if err := user(t, f, "delete", "bob"); err == nil || !strings.Contains(err.Error(), "last active editor") {
+				t.Fatalf("delete bob, now the last active editor: %v", err)
+			}
+			if err := user(t, f, "delete", "bob", "--force"); err != nil {
+				t.Fatalf("delete --force: %v", err)
+			}
+			if err := user(t, f, "list"); err != nil || strings.Contains(f.stdout.String(), "bob") {
+				t.Fatalf("bob not deleted: %v\n%s", err, f.stdout.String())
 			}
 		})
 	}

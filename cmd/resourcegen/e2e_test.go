@@ -121,7 +121,7 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 
 	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "./server/")
 	if err != nil {
-		t.Fatalf("contract tests in the copy: %v\n%s", err, tail(out, 60))
+		t.Fatalf("contract tests in the copy: %v\n%s", err, failures(out))
 	}
 	// Every contract test that ran for departments must have passed for
 	// positions too, on every backend, and every one that is not about the
@@ -226,6 +226,20 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) (string, erro
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// failures returns the lines of go test's output that say what failed.
+func failures(out string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "FAIL") || strings.Contains(l, "panic") || strings.Contains(l, "_test.go:") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 100 {
+		lines = lines[:100]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func tail(s string, n int) string {

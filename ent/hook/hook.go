@@ -20,6 +20,18 @@ func (f AreaFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AreaMutation", m)
 }
 
+// The AuthTokenFunc type is an adapter to allow the use of ordinary
+// function as AuthToken mutator.
+type AuthTokenFunc func(context.Context, *ent.AuthTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuthTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AuthTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuthTokenMutation", m)
+}
+
 // The DepartmentFunc type is an adapter to allow the use of ordinary
 // function as Department mutator.
 type DepartmentFunc func(context.Context, *ent.DepartmentMutation) (ent.Value, error)

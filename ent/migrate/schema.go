@@ -54,6 +54,35 @@ var (
 			},
 		},
 	}
+	// PersonnelAuthTokenColumns holds the columns for the "personnel_auth_token" table.
+	PersonnelAuthTokenColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "salt", Type: field.TypeString, Size: 64},
+		{Name: "key_hash", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime"}},
+		{Name: "user_id", Type: field.TypeInt},
+	}
+	// PersonnelAuthTokenTable holds the schema information for the "personnel_auth_token" table.
+	PersonnelAuthTokenTable = &schema.Table{
+		Name:       "personnel_auth_token",
+		Columns:    PersonnelAuthTokenColumns,
+		PrimaryKey: []*schema.Column{PersonnelAuthTokenColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "personnel_auth_token_personnel_user_user",
+				Columns:    []*schema.Column{PersonnelAuthTokenColumns[4]},
+				RefColumns: []*schema.Column{PersonnelUserColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "authtoken_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{PersonnelAuthTokenColumns[4]},
+			},
+		},
+	}
 	// PersonnelDepartmentColumns holds the columns for the "personnel_department" table.
 	PersonnelDepartmentColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -127,6 +156,8 @@ var (
 	PersonnelUserColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "username", Type: field.TypeString, Unique: true, Size: 150},
+		{Name: "username_key", Type: field.TypeString, Unique: true, Nullable: true, Size: 450},
+		{Name: "token_generation", Type: field.TypeInt64, Default: 0},
 		{Name: "password_hash", Type: field.TypeString},
 		{Name: "role", Type: field.TypeEnum, Enums: []string{"editor", "viewer"}},
 		{Name: "active", Type: field.TypeBool, Default: true},
@@ -143,6 +174,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		PersonnelAreaTable,
+		PersonnelAuthTokenTable,
 		PersonnelDepartmentTable,
 		PersonnelLoginFailureTable,
 		PersonnelUserTable,
@@ -153,6 +185,10 @@ func init() {
 	PersonnelAreaTable.ForeignKeys[0].RefTable = PersonnelAreaTable
 	PersonnelAreaTable.Annotation = &entsql.Annotation{
 		Table: "personnel_area",
+	}
+	PersonnelAuthTokenTable.ForeignKeys[0].RefTable = PersonnelUserTable
+	PersonnelAuthTokenTable.Annotation = &entsql.Annotation{
+		Table: "personnel_auth_token",
 	}
 	PersonnelDepartmentTable.ForeignKeys[0].RefTable = PersonnelDepartmentTable
 	PersonnelDepartmentTable.Annotation = &entsql.Annotation{

@@ -9,6 +9,9 @@ import (
 // Area is the predicate function for area builders.
 type Area func(*sql.Selector)
 
+// AuthToken is the predicate function for authtoken builders.
+type AuthToken func(*sql.Selector)
+
 // Department is the predicate function for department builders.
 type Department func(*sql.Selector)
 

@@ -8,6 +8,8 @@ import (
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
+
+	"personnel/casefold"
 )
 
 // User is someone who may call the API: an editor (may write) or a viewer
@@ -16,11 +18,26 @@ type User struct {
 	ent.Schema
 }
 
-// Fields of a user. TokensValidAfter invalidates every token issued before
-// it: it moves forward when the password changes or the user is disabled.
+// MaxUsername is the longest username, in characters (Django's limit).
+const MaxUsername = 150
+
+// Fields of a user.
+//
+// UsernameKey is the username as compared for uniqueness (casefold.Identifier:
+// without regard to letter case or character width), so that "ADMIN",
+// "ａｄｍｉｎ" and "admin" cannot be three users. It is empty (NULL) only
+// for a user stored before keys existed whose key another such user already
+// holds: look-alikes already in a database stay distinct users.
+//
+// TokenGeneration counts the password changes and disablings; a token
+// carries the generation of its login and is void once it moves on.
+// TokensValidAfter does the same by time for tokens issued before tokens
+// carried a generation (and for replicas of that version).
 func (User) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("username").Unique().NotEmpty().MaxLen(150),
+		field.String("username").Unique().NotEmpty().MaxRuneLen(MaxUsername),
+		field.String("username_key").Optional().Nillable().Unique().MaxRuneLen(casefold.Expansion * MaxUsername),
+		field.Int64("token_generation").Default(0),
 		field.String("password_hash").Sensitive(),
 		field.Enum("role").Values("editor", "viewer"),
 		field.Bool("active").Default(true),

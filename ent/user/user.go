@@ -16,6 +16,10 @@ const (
 	FieldID = "id"
 	// FieldUsername holds the string denoting the username field in the database.
 	FieldUsername = "username"
+	// FieldUsernameKey holds the string denoting the username_key field in the database.
+	FieldUsernameKey = "username_key"
+	// FieldTokenGeneration holds the string denoting the token_generation field in the database.
+	FieldTokenGeneration = "token_generation"
 	// FieldPasswordHash holds the string denoting the password_hash field in the database.
 	FieldPasswordHash = "password_hash"
 	// FieldRole holds the string denoting the role field in the database.
@@ -36,6 +40,8 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldUsername,
+	FieldUsernameKey,
+	FieldTokenGeneration,
 	FieldPasswordHash,
 	FieldRole,
 	FieldActive,
@@ -57,6 +63,10 @@ func ValidColumn(column string) bool {
 var (
 	// UsernameValidator is a validator for the "username" field. It is called by the builders before save.
 	UsernameValidator func(string) error
+	// UsernameKeyValidator is a validator for the "username_key" field. It is called by the builders before save.
+	UsernameKeyValidator func(string) error
+	// DefaultTokenGeneration holds the default value on creation for the "token_generation" field.
+	DefaultTokenGeneration int64
 	// DefaultActive holds the default value on creation for the "active" field.
 	DefaultActive bool
 	// DefaultTokensValidAfter holds the default value on creation for the "tokens_valid_after" field.
@@ -103,6 +113,16 @@ func ByID(opts ...sql.OrderTermOption) OrderOption {
 // ByUsername orders the results by the username field.
 func ByUsername(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUsername, opts...).ToFunc()
+}
+
+// ByUsernameKey orders the results by the username_key field.
+func ByUsernameKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUsernameKey, opts...).ToFunc()
+}
+
+// ByTokenGeneration orders the results by the token_generation field.
+func ByTokenGeneration(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTokenGeneration, opts...).ToFunc()
 }
 
 // ByPasswordHash orders the results by the password_hash field.

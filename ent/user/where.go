@@ -59,6 +59,16 @@ func Username(v string) predicate.User {
 	return predicate.User(sql.FieldEQ(FieldUsername, v))
 }
 
+// UsernameKey applies equality check predicate on the "username_key" field. It's identical to UsernameKeyEQ.
+func UsernameKey(v string) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldUsernameKey, v))
+}
+
+// TokenGeneration applies equality check predicate on the "token_generation" field. It's identical to TokenGenerationEQ.
+func TokenGeneration(v int64) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldTokenGeneration, v))
+}
+
 // PasswordHash applies equality check predicate on the "password_hash" field. It's identical to PasswordHashEQ.
 func PasswordHash(v string) predicate.User {
 	return predicate.User(sql.FieldEQ(FieldPasswordHash, v))
@@ -147,6 +157,121 @@ func UsernameEqualFold(v string) predicate.User {
 // UsernameContainsFold applies the ContainsFold predicate on the "username" field.
 func UsernameContainsFold(v string) predicate.User {
 	return predicate.User(sql.FieldContainsFold(FieldUsername, v))
+}
+
+// UsernameKeyEQ applies the EQ predicate on the "username_key" field.
+func UsernameKeyEQ(v string) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldUsernameKey, v))
+}
+
+// UsernameKeyNEQ applies the NEQ predicate on the "username_key" field.
+func UsernameKeyNEQ(v string) predicate.User {
+	return predicate.User(sql.FieldNEQ(FieldUsernameKey, v))
+}
+
+// UsernameKeyIn applies the In predicate on the "username_key" field.
+func UsernameKeyIn(vs ...string) predicate.User {
+	return predicate.User(sql.FieldIn(FieldUsernameKey, vs...))
+}
+
+// UsernameKeyNotIn applies the NotIn predicate on the "username_key" field.
+func UsernameKeyNotIn(vs ...string) predicate.User {
+	return predicate.User(sql.FieldNotIn(FieldUsernameKey, vs...))
+}
+
+// UsernameKeyGT applies the GT predicate on the "username_key" field.
+func UsernameKeyGT(v string) predicate.User {
+	return predicate.User(sql.FieldGT(FieldUsernameKey, v))
+}
+
+// UsernameKeyGTE applies the GTE predicate on the "username_key" field.
+func UsernameKeyGTE(v string) predicate.User {
+	return predicate.User(sql.FieldGTE(FieldUsernameKey, v))
+}
+
+// UsernameKeyLT applies the LT predicate on the "username_key" field.
+func UsernameKeyLT(v string) predicate.User {
+	return predicate.User(sql.FieldLT(FieldUsernameKey, v))
+}
+
+// UsernameKeyLTE applies the LTE predicate on the "username_key" field.
+func UsernameKeyLTE(v string) predicate.User {
+	return predicate.User(sql.FieldLTE(FieldUsernameKey, v))
+}
+
+// UsernameKeyContains applies the Contains predicate on the "username_key" field.
+func UsernameKeyContains(v string) predicate.User {
+	return predicate.User(sql.FieldContains(FieldUsernameKey, v))
+}
+
+// UsernameKeyHasPrefix applies the HasPrefix predicate on the "username_key" field.
+func UsernameKeyHasPrefix(v string) predicate.User {
+	return predicate.User(sql.FieldHasPrefix(FieldUsernameKey, v))
+}
+
+// UsernameKeyHasSuffix applies the HasSuffix predicate on the "username_key" field.
+func UsernameKeyHasSuffix(v string) predicate.User {
+	return predicate.User(sql.FieldHasSuffix(FieldUsernameKey, v))
+}
+
+// UsernameKeyIsNil applies the IsNil predicate on the "username_key" field.
+func UsernameKeyIsNil() predicate.User {
+	return predicate.User(sql.FieldIsNull(FieldUsernameKey))
+}
+
+// UsernameKeyNotNil applies the NotNil predicate on the "username_key" field.
+func UsernameKeyNotNil() predicate.User {
+	return predicate.User(sql.FieldNotNull(FieldUsernameKey))
+}
+
+// UsernameKeyEqualFold applies the EqualFold predicate on the "username_key" field.
+func UsernameKeyEqualFold(v string) predicate.User {
+	return predicate.User(sql.FieldEqualFold(FieldUsernameKey, v))
+}
+
+// UsernameKeyContainsFold applies the ContainsFold predicate on the "username_key" field.
+func UsernameKeyContainsFold(v string) predicate.User {
+	return predicate.User(sql.FieldContainsFold(FieldUsernameKey, v))
+}
+
+// TokenGenerationEQ applies the EQ predicate on the "token_generation" field.
+func TokenGenerationEQ(v int64) predicate.User {
+	return predicate.User(sql.FieldEQ(FieldTokenGeneration, v))
+}
+
+// TokenGenerationNEQ applies the NEQ predicate on the "token_generation" field.
+func TokenGenerationNEQ(v int64) predicate.User {
+	return predicate.User(sql.FieldNEQ(FieldTokenGeneration, v))
+}
+
+// TokenGenerationIn applies the In predicate on the "token_generation" field.
+func TokenGenerationIn(vs ...int64) predicate.User {
+	return predicate.User(sql.FieldIn(FieldTokenGeneration, vs...))
+}
+
+// TokenGenerationNotIn applies the NotIn predicate on the "token_generation" field.
+func TokenGenerationNotIn(vs ...int64) predicate.User {
+	return predicate.User(sql.FieldNotIn(FieldTokenGeneration, vs...))
+}
+
+// TokenGenerationGT applies the GT predicate on the "token_generation" field.
+func TokenGenerationGT(v int64) predicate.User {
+	return predicate.User(sql.FieldGT(FieldTokenGeneration, v))
+}
+
+// TokenGenerationGTE applies the GTE predicate on the "token_generation" field.
+func TokenGenerationGTE(v int64) predicate.User {
+	return predicate.User(sql.FieldGTE(FieldTokenGeneration, v))
+}
+
+// TokenGenerationLT applies the LT predicate on the "token_generation" field.
+func TokenGenerationLT(v int64) predicate.User {
+	return predicate.User(sql.FieldLT(FieldTokenGeneration, v))
+}
+
+// TokenGenerationLTE applies the LTE predicate on the "token_generation" field.
+func TokenGenerationLTE(v int64) predicate.User {
+	return predicate.User(sql.FieldLTE(FieldTokenGeneration, v))
 }
 
 // PasswordHashEQ applies the EQ predicate on the "password_hash" field.
