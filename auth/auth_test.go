@@ -64,10 +64,12 @@ func TestSecret_ProductionAndMySQLRequireAConfiguredSecret(t *testing.T) {
 	if _, err := auth.Secret(cfg); err == nil || !strings.Contains(err.Error(), "PERSONNEL_JWT_SECRET") {
 		t.Fatalf("production without a secret: %v", err)
 	}
-	cfg = sqliteConfig(t)
-	cfg.DBDriver = config.DriverMySQL
-	if _, err := auth.Secret(cfg); err == nil || !strings.Contains(err.Error(), "PERSONNEL_JWT_SECRET") {
-		t.Fatalf("MySQL without a secret: %v", err)
+	for _, driver := range []string{config.DriverMySQL, config.DriverPostgres} {
+		cfg = sqliteConfig(t)
+		cfg.DBDriver = driver
+		if _, err := auth.Secret(cfg); err == nil || !strings.Contains(err.Error(), "PERSONNEL_JWT_SECRET") {
+			t.Fatalf("%s without a secret: %v", driver, err)
+		}
 	}
 }
 

@@ -24,16 +24,17 @@ func SecretPath(dbDSN string) string {
 // Secret returns the key that signs tokens: PERSONNEL_JWT_SECRET when set.
 // Otherwise, on SQLite outside production, a secret generated on first
 // start and kept (mode 0600) beside the database, so tokens survive a
-// restart. MySQL deployments and production must configure one: replicas
-// sharing a database must share the secret, which a local file cannot do.
+// restart. MySQL and PostgreSQL deployments and production must configure
+// one: replicas sharing a database must share the secret, which a local
+// file cannot do.
 func Secret(cfg *config.Config) ([]byte, error) {
 	switch {
 	case cfg.JWTSecret != nil:
 		return cfg.JWTSecret, nil
 	case cfg.Env == config.EnvProduction:
 		return nil, errors.New("PERSONNEL_JWT_SECRET must be set when PERSONNEL_ENV=production (at least 32 bytes; generate one with: openssl rand -base64 48)")
-	case cfg.DBDriver == config.DriverMySQL:
-		return nil, errors.New("PERSONNEL_JWT_SECRET must be set with PERSONNEL_DB_DRIVER=mysql: every replica sharing the database must sign tokens with the same secret (generate one with: openssl rand -base64 48)")
+	case cfg.DBDriver != config.DriverSQLite:
+		return nil, errors.New("PERSONNEL_JWT_SECRET must be set with PERSONNEL_DB_DRIVER=" + cfg.DBDriver + ": every replica sharing the database must sign tokens with the same secret (generate one with: openssl rand -base64 48)")
 	}
 	return fileSecret(SecretPath(cfg.DBDSN))
 }

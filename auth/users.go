@@ -243,7 +243,7 @@ func SetActive(ctx context.Context, d *db.DB, name string, active bool, guards .
 func DeleteUser(ctx context.Context, d *db.DB, name string, guards ...Safeguard) error {
 	check := keepingAnEditor(d, guards)
 	return d.InTx(ctx, func(tx *ent.Client) error {
-		u, err := findUser(ctx, tx, name, d.MySQL())
+		u, err := findUser(ctx, tx, name, !d.SQLite())
 		if err != nil {
 			return err
 		}
@@ -262,7 +262,7 @@ func DeleteUser(ctx context.Context, d *db.DB, name string, guards ...Safeguard)
 // check (when not nil) may refuse the change.
 func updateUser(ctx context.Context, d *db.DB, name string, check func(context.Context, *ent.Client, *ent.User) error, set func(*ent.UserUpdateOne)) error {
 	return d.InTx(ctx, func(tx *ent.Client) error {
-		u, err := findUser(ctx, tx, name, d.MySQL())
+		u, err := findUser(ctx, tx, name, !d.SQLite())
 		if err != nil {
 			return err
 		}
@@ -292,16 +292,16 @@ const KeepAnEditor Safeguard = 1
 var ErrLastEditor = errors.New("this is the last active editor: without one, nobody can change data through the API")
 
 // keepingAnEditor returns the check of KeepAnEditor when guards hold it,
-// else a check that passes. On MySQL it locks the active editors' rows, so
-// two replicas disabling the last two editors at once cannot both succeed;
-// SQLite runs one write transaction at a time.
+// else a check that passes. On MySQL and PostgreSQL it locks the active
+// editors' rows, so two replicas disabling the last two editors at once
+// cannot both succeed; SQLite runs one write transaction at a time.
 func keepingAnEditor(d *db.DB, guards []Safeguard) func(context.Context, *ent.Client, *ent.User) error {
 	return func(ctx context.Context, tx *ent.Client, u *ent.User) error {
 		if !slices.Contains(guards, KeepAnEditor) || !u.Active || u.Role != user.RoleEditor {
 			return nil
 		}
 		q := tx.User.Query().Where(user.RoleEQ(user.RoleEditor), user.Active(true))
-		if d.MySQL() {
+		if !d.SQLite() { // MySQL and PostgreSQL run writers concurrently
 			q = q.ForUpdate()
 		}
 		ids, err := q.IDs(ctx)

@@ -17,26 +17,39 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	yaml "go.yaml.in/yaml/v3"
 )
 
 // Database drivers.
 const (
-	DriverSQLite = "sqlite"
-	DriverMySQL  = "mysql"
+	DriverSQLite   = "sqlite"
+	DriverMySQL    = "mysql"
+	DriverPostgres = "postgres"
+)
+
+// Flavors of MySQL-compatible servers PERSONNEL_DB_FLAVOR may force; they
+// are normally detected from the server's version.
+const (
+	FlavorAuto    = "auto"
+	FlavorMySQL   = "mysql"
+	FlavorMariaDB = "mariadb"
+	FlavorTiDB    = "tidb"
 )
 
 // Config is every setting of the service.
 type Config struct {
 	Addr              string         // listen address
-	DBDriver          string         // DriverSQLite or DriverMySQL
-	DBDSN             string         // SQLite file path, or a go-sql-driver/mysql DSN
+	DBDriver          string         // DriverSQLite, DriverMySQL or DriverPostgres
+	DBDSN             string         // SQLite file path, a go-sql-driver/mysql DSN, or a PostgreSQL URL or keyword DSN
+	DBFlavor          string         // FlavorAuto, or the MySQL-compatible server to assume
 	DBMaxOpenConns    int            // 0: chosen per driver
 	DBTimeout         time.Duration  // longest a request may wait on the database
 	DBWait            time.Duration  // how long start-up waits for the database; 0: try once
@@ -127,15 +140,15 @@ var settings = []Setting{
 			c.Addr = v
 			return nil
 		}},
-	{"PERSONNEL_DB_DRIVER", "db_driver", DriverSQLite, "`sqlite` (embedded, the default) or `mysql` (MySQL or MariaDB).",
+	{"PERSONNEL_DB_DRIVER", "db_driver", DriverSQLite, "`sqlite` (embedded, the default), `mysql` (MySQL, MariaDB or TiDB) or `postgres` (PostgreSQL).",
 		func(c *Config, v string) error {
-			if v != DriverSQLite && v != DriverMySQL {
-				return fmt.Errorf("must be %q or %q", DriverSQLite, DriverMySQL)
+			if v != DriverSQLite && v != DriverMySQL && v != DriverPostgres {
+				return fmt.Errorf("must be %q, %q or %q", DriverSQLite, DriverMySQL, DriverPostgres)
 			}
 			c.DBDriver = v
 			return nil
 		}},
-	{"PERSONNEL_DB_DSN", "db_dsn", "personnel.db", "SQLite: path of the database file (created with its directory on first start). MySQL: a go-sql-driver DSN, e.g. `user:pass@tcp(db:3306)/personnel`. Also read from the file `PERSONNEL_DB_DSN_FILE` names.",
+	{"PERSONNEL_DB_DSN", "db_dsn", "personnel.db", "SQLite: path of the database file (created with its directory on first start). MySQL: a go-sql-driver DSN, e.g. `user:pass@tcp(db:3306)/personnel`. PostgreSQL: a URL or keyword DSN, e.g. `postgres://user:pass@db:5432/personnel`. Also read from the file `PERSONNEL_DB_DSN_FILE` names.",
 		func(c *Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return errors.New("must not be empty")
@@ -143,7 +156,16 @@ var settings = []Setting{
 			c.DBDSN = v
 			return nil
 		}},
-	{"PERSONNEL_DB_MAX_OPEN_CONNS", "db_max_open_conns", "0", "Most open database connections; `0` picks 16 for MySQL and 2 x CPUs (at least 4) readers for SQLite, which always has one writer.",
+	{"PERSONNEL_DB_FLAVOR", "db_flavor", FlavorAuto, "MySQL only: `auto` (detected from the server's version, the default), or `mysql`, `mariadb` or `tidb` to force how the service behaves (TiDB has no shared row locks, so exclusive ones are taken).",
+		func(c *Config, v string) error {
+			switch v {
+			case FlavorAuto, FlavorMySQL, FlavorMariaDB, FlavorTiDB:
+				c.DBFlavor = v
+				return nil
+			}
+			return fmt.Errorf("must be %q, %q, %q or %q", FlavorAuto, FlavorMySQL, FlavorMariaDB, FlavorTiDB)
+		}},
+	{"PERSONNEL_DB_MAX_OPEN_CONNS", "db_max_open_conns", "0", "Most open database connections; `0` picks 16 for MySQL and PostgreSQL and 2 x CPUs (at least 4) readers for SQLite, which always has one writer.",
 		func(c *Config, v string) error { return nonNegativeInt(&c.DBMaxOpenConns, v) }},
 	{"PERSONNEL_DB_TIMEOUT", "db_timeout", "5s", "Longest a request may take, from the moment its body has arrived, to get its answers from the database; past it the request gets 503 instead of hanging on a database that does not answer.",
 		func(c *Config, v string) error { return positiveDuration(&c.DBTimeout, v) }},
@@ -486,12 +508,21 @@ func (c *Config) validate() error {
 		return errors.New("config: PERSONNEL_ADMIN_USER and PERSONNEL_ADMIN_PASSWORD must be set together")
 	}
 	var dbPassword string
-	if c.DBDriver == DriverMySQL {
+	switch c.DBDriver {
+	case DriverMySQL:
 		m, err := mysql.ParseDSN(c.DBDSN)
 		if err != nil {
 			return fmt.Errorf("config: PERSONNEL_DB_DSN: not a valid MySQL DSN (user:password@tcp(host:3306)/dbname): %v", redactErr(err))
 		}
 		dbPassword = m.Passwd
+	case DriverPostgres:
+		// pgx's parser reads the environment and password files too; the
+		// error names the problem, never the password (pgx redacts it).
+		pc, err := pgconn.ParseConfig(c.DBDSN)
+		if err != nil {
+			return fmt.Errorf("config: PERSONNEL_DB_DSN: not a valid PostgreSQL DSN (postgres://user:password@host:5432/dbname or host=... dbname=...): %s", redactPostgres(err.Error()))
+		}
+		dbPassword = pc.Password
 	}
 	if c.Env != EnvProduction {
 		return nil
@@ -542,17 +573,39 @@ func WeakSecret(secret string, distinct int) bool {
 
 // RedactedDSN returns the DSN with any password replaced, for logs.
 func (c *Config) RedactedDSN() string {
-	if c.DBDriver != DriverMySQL {
-		return c.DBDSN
+	switch c.DBDriver {
+	case DriverMySQL:
+		m, err := mysql.ParseDSN(c.DBDSN)
+		if err != nil {
+			return "(unparsable)"
+		}
+		if m.Passwd != "" {
+			m.Passwd = "xxxxx"
+		}
+		return m.FormatDSN()
+	case DriverPostgres:
+		return redactPostgres(c.DBDSN)
 	}
-	m, err := mysql.ParseDSN(c.DBDSN)
-	if err != nil {
-		return "(unparsable)"
+	return c.DBDSN
+}
+
+// pgPassword matches a password in a PostgreSQL keyword DSN (quoted or
+// not) or in a URL's query string.
+var pgPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+// redactPostgres replaces every password in text, which holds a PostgreSQL
+// URL or keyword DSN: the URL's user information and any password= value.
+func redactPostgres(text string) string {
+	if u, err := url.Parse(text); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		text = u.Redacted()
+	} else if i := strings.Index(text, "://"); i >= 0 {
+		// Not parsable as a URL: hide everything between :// and the last
+		// @ of the authority, where a password would be.
+		if at := strings.LastIndex(text, "@"); at > i {
+			text = text[:i+3] + "xxxxx" + text[at:]
+		}
 	}
-	if m.Passwd != "" {
-		m.Passwd = "xxxxx"
-	}
-	return m.FormatDSN()
+	return pgPassword.ReplaceAllString(text, "${1}xxxxx")
 }
 
 // redact hides values of settings that may hold secrets.

@@ -44,7 +44,10 @@ func TestLoad_BadValuesNameTheSetting(t *testing.T) {
 		want string
 	}{
 		{env: map[string]string{"PERSONNEL_PAGE_SIZE_MAX": "lots"}, want: "PERSONNEL_PAGE_SIZE_MAX"},
-		{env: map[string]string{"PERSONNEL_DB_DRIVER": "postgres"}, want: "PERSONNEL_DB_DRIVER"},
+		{env: map[string]string{"PERSONNEL_DB_DRIVER": "oracle"}, want: "PERSONNEL_DB_DRIVER"},
+		{env: map[string]string{"PERSONNEL_DB_FLAVOR": "cockroach"}, want: "PERSONNEL_DB_FLAVOR"},
+		{env: map[string]string{"PERSONNEL_DB_DRIVER": "postgres", "PERSONNEL_DB_DSN": "postgres://app:secret@db:99999999/x"}, want: "PERSONNEL_DB_DSN"},
+		{env: map[string]string{"PERSONNEL_DB_DRIVER": "postgres", "PERSONNEL_DB_DSN": "host=db password=secret port=nope"}, want: "PERSONNEL_DB_DSN"},
 		{env: map[string]string{"PERSONNEL_ADDR": "8000"}, want: "PERSONNEL_ADDR"},
 		{env: map[string]string{"PERSONNEL_PUBLIC_URL": "hr.example.com"}, want: "PERSONNEL_PUBLIC_URL"},
 		{env: map[string]string{"PERSONNEL_TRUSTED_PROXIES": "10.0.0.0/99"}, want: "PERSONNEL_TRUSTED_PROXIES"},
@@ -76,6 +79,22 @@ func TestRedactedDSN_HidesThePassword(t *testing.T) {
 	}
 	if got := c.RedactedDSN(); strings.Contains(got, "s3cret") || !strings.Contains(got, "db:3306") {
 		t.Fatalf("RedactedDSN() = %q", got)
+	}
+	for dsn, keep := range map[string]string{
+		"postgres://app:s3cret@db:5432/personnel?sslmode=disable":   "db:5432/personnel",
+		"postgresql://app:s3cret@db/personnel":                      "app:xxxxx@db",
+		"postgres://app@db/personnel?password=s3cret&sslmode=allow": "sslmode=allow",
+		"host=db user=app password=s3cret dbname=personnel":         "dbname=personnel",
+		"host=db password='s3 cret' dbname=personnel":               "host=db",
+		"host=db password = s3cret":                                 "host=db",
+	} {
+		c, err := config.Load("", env(map[string]string{"PERSONNEL_DB_DRIVER": "postgres", "PERSONNEL_DB_DSN": dsn}))
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		if got := c.RedactedDSN(); strings.Contains(got, "s3") || !strings.Contains(got, keep) {
+			t.Errorf("RedactedDSN() of %q = %q, want no password and %q kept", dsn, got, keep)
+		}
 	}
 }
 

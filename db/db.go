@@ -1,5 +1,5 @@
-// Package db opens Personnel's database, embedded SQLite or MySQL/MariaDB,
-// migrates its schema, runs write transactions, and tells the rest of the
+// Package db opens Personnel's database, embedded SQLite, MySQL/MariaDB
+// (TiDB included) or PostgreSQL, migrates its schema, runs write transactions, and tells the rest of the
 // service what a driver error means (duplicate key, foreign key, retry,
 // database unavailable) without anyone matching driver messages.
 package db
@@ -29,17 +29,25 @@ import (
 // DB is an open database: ent clients for reading and writing, and what
 // kind of server is behind them.
 type DB struct {
-	// Dialect is dialect.SQLite or dialect.MySQL (MariaDB included).
+	// Dialect is dialect.SQLite, dialect.MySQL (MariaDB and TiDB
+	// included) or dialect.Postgres.
 	Dialect string
-	// Flavor is "sqlite", "mysql" or "mariadb", for logs and collations.
+	// Flavor is "sqlite", "mysql", "mariadb", "tidb" or "postgres": the
+	// server detected, or the MySQL flavour PERSONNEL_DB_FLAVOR forces. It
+	// decides how the service behaves (which row locks it takes).
 	Flavor string
 	// Version is the server's version string.
 	Version string
 
+	// server is the flavour detected from Version, whatever was forced:
+	// what the server itself accepts (session variables, collations)
+	// depends on it.
+	server string
+
 	read, write     *ent.Client
 	readDB, writeDB *stdsql.DB
 	// group runs InTx on SQLite, committing concurrent writes together;
-	// nil on MySQL, whose writers each have a connection.
+	// nil on MySQL and PostgreSQL, whose writers each have a connection.
 	group *groupCommitter
 }
 
@@ -49,13 +57,15 @@ type DB struct {
 // SQLite gets two pools over one file: a single writer connection whose
 // transactions begin IMMEDIATE, so concurrent writers queue in Go rather
 // than failing with SQLITE_BUSY, and several read-only readers, which WAL
-// lets run beside the writer. MySQL gets one pool for both.
+// lets run beside the writer. MySQL and PostgreSQL get one pool for both.
 func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
 	switch cfg.DBDriver {
 	case config.DriverSQLite:
 		return openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
 	case config.DriverMySQL:
-		return openMySQL(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
+		return openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns)
+	case config.DriverPostgres:
+		return openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
 	}
 	return nil, fmt.Errorf("PERSONNEL_DB_DRIVER: unknown driver %q", cfg.DBDriver)
 }
@@ -129,6 +139,7 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 		Dialect: dialect.SQLite,
 		Flavor:  "sqlite",
 		Version: version,
+		server:  "sqlite",
 		read:    ent.NewClient(ent.Driver(newStmtDriver(dialect.SQLite, readDB))),
 		write:   ent.NewClient(ent.Driver(writeDrv)),
 		readDB:  readDB,
@@ -137,7 +148,7 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 	}, nil
 }
 
-func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
+func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, error) {
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: not a valid MySQL DSN: %w", err)
@@ -154,9 +165,14 @@ func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
 	}
-	flavor, isolation := "mysql", "transaction_isolation"
-	if strings.Contains(strings.ToLower(version), "mariadb") {
-		flavor, isolation = "mariadb", "tx_isolation"
+	server := mysqlFlavor(version)
+	isolation := "transaction_isolation"
+	if server == config.FlavorMariaDB {
+		isolation = "tx_isolation" // the only name before MariaDB 11.1
+	}
+	flavor := server
+	if forceFlavor != "" && forceFlavor != config.FlavorAuto {
+		flavor = forceFlavor
 	}
 	// Every connection runs at READ COMMITTED (no gap locks, so concurrent
 	// inserts do not deadlock on the unique index; each check that needs a
@@ -189,11 +205,25 @@ func openMySQL(ctx context.Context, dsn string, conns int) (*DB, error) {
 		Dialect: dialect.MySQL,
 		Flavor:  flavor,
 		Version: version,
+		server:  server,
 		read:    client,
 		write:   client,
 		readDB:  sqlDB,
 		writeDB: sqlDB,
 	}, nil
+}
+
+// mysqlFlavor tells the MySQL-compatible server from its version string:
+// MariaDB says "10.11.6-MariaDB-...", TiDB "8.0.11-TiDB-v8.5.0".
+func mysqlFlavor(version string) string {
+	v := strings.ToLower(version)
+	switch {
+	case strings.Contains(v, "mariadb"):
+		return config.FlavorMariaDB
+	case strings.Contains(v, "tidb"):
+		return config.FlavorTiDB
+	}
+	return config.FlavorMySQL
 }
 
 // serverVersion asks the server for its version on a connection of its
@@ -216,9 +246,48 @@ func (d *DB) Read() *ent.Client { return d.read }
 // Write returns the client for writes outside InTx (bulk loads, migrations).
 func (d *DB) Write() *ent.Client { return d.write }
 
-// MySQL reports whether the database is MySQL or MariaDB, where row locks
-// (SELECT ... FOR UPDATE) are needed because writers run concurrently.
+// MySQL reports whether the database is MySQL-compatible (MySQL, MariaDB
+// or TiDB), for what only their protocol does (LastInsertId, affected rows
+// counting changed rows rather than matched ones).
 func (d *DB) MySQL() bool { return d.Dialect == dialect.MySQL }
+
+// SQLite reports whether the database is the embedded SQLite, the only one
+// with a full-text search index and a stored record count (see
+// ensureSearchIndexes); the others search with LIKE and count with
+// COUNT(*).
+func (d *DB) SQLite() bool { return d.Dialect == dialect.SQLite }
+
+// Postgres reports whether the database is PostgreSQL, which returns new
+// ids only through RETURNING and aborts a transaction at its first error.
+func (d *DB) Postgres() bool { return d.Dialect == dialect.Postgres }
+
+// Locks are the clauses that make a SELECT lock the rows it reads until the
+// transaction ends, as the database spells them. Both are empty on SQLite,
+// whose writers are serialised and need no row locks.
+type Locks struct {
+	// Share keeps others from changing or deleting the rows while letting
+	// them read and share-lock them too.
+	Share string
+	// Update keeps others from changing, deleting or locking the rows.
+	Update string
+}
+
+// Locks returns the row lock clauses of the database. TiDB has no shared
+// row locks (LOCK IN SHARE MODE and FOR SHARE fail there, or lock nothing
+// with tidb_enable_noop_functions), so on it Share is an exclusive lock:
+// every race a share lock holds is still held, with less concurrency.
+func (d *DB) Locks() Locks {
+	switch {
+	case d.Dialect == dialect.Postgres:
+		return Locks{Share: " FOR SHARE", Update: " FOR UPDATE"}
+	case d.Dialect == dialect.MySQL && d.Flavor == config.FlavorTiDB:
+		return Locks{Share: " FOR UPDATE", Update: " FOR UPDATE"}
+	case d.Dialect == dialect.MySQL:
+		// LOCK IN SHARE MODE is the spelling MySQL 8 and MariaDB both accept.
+		return Locks{Share: " LOCK IN SHARE MODE", Update: " FOR UPDATE"}
+	}
+	return Locks{}
+}
 
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error {
@@ -232,10 +301,11 @@ func (d *DB) Ping(ctx context.Context) error {
 }
 
 // Pools returns the connection pools by name, for their statistics:
-// "read" and "write" on SQLite, "mysql" for MySQL's single pool.
+// "read" and "write" on SQLite, "mysql" or "postgres" for the single pool
+// of a database server.
 func (d *DB) Pools() map[string]*stdsql.DB {
 	if d.readDB == d.writeDB {
-		return map[string]*stdsql.DB{"mysql": d.readDB}
+		return map[string]*stdsql.DB{d.Dialect: d.readDB}
 	}
 	return map[string]*stdsql.DB{"read": d.readDB, "write": d.writeDB}
 }
@@ -297,7 +367,8 @@ func (d *DB) tryTx(ctx context.Context, fn func(tx *ent.Client) error) (err erro
 	if d.group != nil {
 		return d.group.do(ctx, fn)
 	}
-	// MySQL connections are READ COMMITTED from the start (openMySQL).
+	// MySQL and PostgreSQL connections are READ COMMITTED from the start
+	// (openMySQL, openPostgres).
 	tx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err

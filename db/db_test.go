@@ -26,13 +26,35 @@ var cols = func() ent.ResourceTable {
 
 // insert writes a row of that resource directly, bypassing the service.
 func insert(d *db.DB, code string, parent any) (int64, error) {
-	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`, `%s`) VALUES (?, ?, ?, ?, ?)",
-		cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold, cols.Parent)
-	res, err := d.Write().ExecContext(context.Background(), q, code, code, "n", "n", parent)
+	s := d.SQL().Raw("INSERT INTO ").Ident(cols.Table).Raw(" (").Ident(cols.Code).Raw(", ").Ident(cols.CodeFold).Raw(", ").
+		Ident(cols.Name).Raw(", ").Ident(cols.NameFold).Raw(", ").Ident(cols.Parent).Raw(") VALUES (").
+		Arg(code).Raw(", ").Arg(code).Raw(", ").Arg("n").Raw(", ").Arg("n").Raw(", ").Arg(parent).Raw(")")
+	if d.Postgres() {
+		var id int64
+		err := queryOne(d.Write(), s.Raw(" RETURNING ").Ident("id"), &id)
+		return id, err
+	}
+	res, err := d.Write().ExecContext(context.Background(), s.String(), s.Args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// queryOne runs a one-row query and scans it into dest.
+func queryOne(c *ent.Client, s *db.SQL, dest ...any) error {
+	rows, err := c.QueryContext(context.Background(), s.String(), s.Args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return stdsql.ErrNoRows
+	}
+	return rows.Scan(dest...)
 }
 
 func TestOpen_SQLiteCreatesTheFileAndItsDirectory(t *testing.T) {
@@ -92,7 +114,8 @@ func TestDatabase_ForeignKeyRefusesOrphansAndParentDeletes(t *testing.T) {
 			if _, err := insert(d, "C", parent); err != nil {
 				t.Fatal(err)
 			}
-			_, err = d.Write().ExecContext(context.Background(), "DELETE FROM `"+cols.Table+"` WHERE `id` = ?", parent)
+			del := d.SQL().Raw("DELETE FROM ").Ident(cols.Table).Raw(" WHERE ").Ident("id").Raw(" = ").Arg(parent)
+			_, err = d.Write().ExecContext(context.Background(), del.String(), del.Args...)
 			if !db.IsForeignKeyViolation(err) {
 				t.Fatalf("deleting a parent: %v, want a foreign key violation", err)
 			}
@@ -128,13 +151,9 @@ func TestMigrate_RunsAgainWithoutChanges(t *testing.T) {
 				t.Fatalf("second migration: %v", err)
 			}
 			var n int
-			rows, err := d.Read().QueryContext(context.Background(), "SELECT COUNT(*) FROM `"+cols.Table+"`")
-			if err != nil {
+			if err := queryOne(d.Read(), d.SQL().Raw("SELECT COUNT(*) FROM ").Ident(cols.Table), &n); err != nil {
 				t.Fatal(err)
 			}
-			rows.Next()
-			_ = rows.Scan(&n)
-			rows.Close()
 			if n != 1 {
 				t.Fatalf("%d rows after migrating again, want 1", n)
 			}
@@ -148,7 +167,7 @@ func TestInTx_RollsBackWhenTheFunctionFails(t *testing.T) {
 			d, _ := b.Open(t)
 			boom := fmt.Errorf("boom")
 			err := d.InTx(context.Background(), func(tx *ent.Client) error {
-				if _, err := tx.ExecContext(context.Background(), "DELETE FROM `"+cols.Table+"`"); err != nil {
+				if _, err := tx.ExecContext(context.Background(), d.SQL().Raw("DELETE FROM ").Ident(cols.Table).String()); err != nil {
 					return err
 				}
 				if _, err := tx.Department.Create().SetCode("T").SetCodeFold("t").SetName("n").SetNameFold("n").Save(context.Background()); err != nil {
@@ -167,14 +186,19 @@ func TestInTx_RollsBackWhenTheFunctionFails(t *testing.T) {
 }
 
 func TestIsUnavailable_RefusedConnection(t *testing.T) {
-	sqlDB, err := stdsql.Open("mysql", "root@tcp(127.0.0.1:1)/x?timeout=1s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqlDB.Close()
-	err = sqlDB.PingContext(context.Background())
-	if err == nil || !db.IsUnavailable(err) {
-		t.Fatalf("ping of a closed port: %v; IsUnavailable = false", err)
+	for driver, dsn := range map[string]string{
+		"mysql": "root@tcp(127.0.0.1:1)/x?timeout=1s",
+		"pgx":   "postgres://root@127.0.0.1:1/x?connect_timeout=1",
+	} {
+		sqlDB, err := stdsql.Open(driver, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sqlDB.Close()
+		err = sqlDB.PingContext(context.Background())
+		if err == nil || !db.IsUnavailable(err) {
+			t.Fatalf("%s: ping of a closed port: %v; IsUnavailable = false", driver, err)
+		}
 	}
 }
 
@@ -308,5 +332,46 @@ func TestSQLite_MigrationRepairsDroppedTriggers(t *testing.T) {
 	}
 	if stored, real := sqliteCounts(t, d); stored != real || real != 1 || searchHits(t, d, "uns") != 1 {
 		t.Fatalf("after migrating: stored %d, real %d, search %d", stored, real, searchHits(t, d, "uns"))
+	}
+}
+
+// Every backend takes the row locks its flavour calls for, and accepts
+// them; a flavour forced for the tests (TiDB's path against MariaDB) is
+// the one in effect, so a CI step that forces it cannot pass untested.
+func TestLocks_FollowTheFlavorAndAreAccepted(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			d, _ := b.Open(t)
+			if f := os.Getenv(dbtest.EnvMySQLFlavor); f != "" && b.Name == config.DriverMySQL && d.Flavor != f {
+				t.Fatalf("flavor %q, but %s=%s", d.Flavor, dbtest.EnvMySQLFlavor, f)
+			}
+			want, ok := map[string]db.Locks{
+				"sqlite":   {},
+				"mysql":    {Share: " LOCK IN SHARE MODE", Update: " FOR UPDATE"},
+				"mariadb":  {Share: " LOCK IN SHARE MODE", Update: " FOR UPDATE"},
+				"tidb":     {Share: " FOR UPDATE", Update: " FOR UPDATE"},
+				"postgres": {Share: " FOR SHARE", Update: " FOR UPDATE"},
+			}[d.Flavor]
+			if got := d.Locks(); !ok || got != want {
+				t.Fatalf("flavor %q: locks %+v, want %+v", d.Flavor, got, want)
+			}
+			id, err := insert(d, "LOCKED", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.InTx(context.Background(), func(tx *ent.Client) error {
+				for _, lock := range []string{d.Locks().Share, d.Locks().Update} {
+					var got int64
+					s := d.SQL().Raw("SELECT ").Ident("id").Raw(" FROM ").Ident(cols.Table).Raw(" WHERE ").Ident("id").Raw(" = ").Arg(id).Raw(lock)
+					if err := queryOne(tx, s, &got); err != nil || got != id {
+						return fmt.Errorf("%s: %d, %w", s.String(), got, err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
+
+	"personnel/config"
 )
 
 // migrateLockWait is how long a replica waits for another one's migration.
@@ -21,8 +23,8 @@ const migrateLockWait = 120 // seconds
 var migrateMu sync.Mutex
 
 // Migrate creates or updates the schema to match the compiled entities.
-// On MySQL it holds an advisory lock meanwhile, so replicas that start
-// together migrate one after the other instead of racing on DDL.
+// On MySQL and PostgreSQL it holds an advisory lock meanwhile, so replicas
+// that start together migrate one after the other instead of racing on DDL.
 func (d *DB) Migrate(ctx context.Context) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
@@ -47,6 +49,13 @@ func (d *DB) Migrate(ctx context.Context) error {
 			return fmt.Errorf("another replica held the migration lock for over %d seconds", migrateLockWait)
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(CONCAT('personnel.migrate.', DATABASE()))")
+	} else if d.Postgres() {
+		opts = append(opts, schema.WithHooks(withCCollation()))
+		release, err := d.lockPostgresMigration(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	existed, err := d.existingTables(ctx)
 	if err != nil {
@@ -68,8 +77,13 @@ func (d *DB) Migrate(ctx context.Context) error {
 // MariaDB: binary, so exact filters are case-sensitive and ordering is by
 // code point as on SQLite, and NO PAD, so 'HR' and 'HR ' differ as they do
 // on SQLite (utf8mb4_bin, ent's default, ignores trailing spaces).
+//
+// The choice follows the server detected, not a forced flavour: MariaDB
+// with PERSONNEL_DB_FLAVOR=tidb still needs MariaDB's collation. TiDB
+// reports a MySQL 8 version and has utf8mb4_0900_bin, NO PAD as on MySQL
+// (its utf8mb4_bin is PAD SPACE, and it has no utf8mb4_nopad_bin).
 func (d *DB) binaryCollation() (string, error) {
-	if d.Flavor == "mariadb" {
+	if d.server == config.FlavorMariaDB {
 		return "utf8mb4_nopad_bin", nil // MariaDB 10.2 and later
 	}
 	major, _, _ := strings.Cut(d.Version, ".")

@@ -31,7 +31,13 @@ const CountTable = "personnel_record_count"
 // walking a whole index. Triggers keep both in step with the table inside
 // the writing transaction, whoever writes. Each is (re)built from the
 // table when it is new or its definition changed.
+//
+// PostgreSQL answers substring searches from trigram indexes instead (see
+// ensureTrigramIndexes), and counts with COUNT(*) as MySQL does.
 func (d *DB) ensureSearchIndexes(ctx context.Context) error {
+	if d.Postgres() {
+		return d.ensureTrigramIndexes(ctx)
+	}
 	if d.Dialect != dialect.SQLite {
 		return nil
 	}
@@ -159,8 +165,18 @@ func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.ResourceTable)
 // table's search index triggers, its index being rebuilt once at the end.
 // Other tables keep their triggers, so their indexes are not rebuilt. An
 // interrupted load leaves the triggers missing, which the next migration
-// notices and repairs. On MySQL it just runs load.
+// notices and repairs. On PostgreSQL it analyzes the table afterwards: until
+// autovacuum gets round to it the planner knows nothing of the new rows,
+// and plans the recursive hierarchy queries with scans several times
+// slower than their index plans. On MySQL it just runs load.
 func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) error {
+	if d.Postgres() {
+		if err := load(); err != nil {
+			return err
+		}
+		_, err := d.Write().ExecContext(ctx, (&SQL{postgres: true}).Raw("ANALYZE ").Ident(table).String())
+		return err
+	}
 	if d.Dialect != dialect.SQLite {
 		return load()
 	}

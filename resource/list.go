@@ -166,7 +166,7 @@ const deferAfter = 1000
 // matches exactly the texts containing it, with % and _ as plain
 // characters.
 func (r *Resource) phrase(f *Field, folded string) (string, bool) {
-	if r.db.MySQL() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
+	if !r.db.SQLite() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
 		return "", false
 	}
 	return f.Fold + ` : "` + replaceQuotes(folded) + `"`, true

@@ -51,23 +51,11 @@ func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error)
 				}
 				args = append(args, r.values(vs)...)
 			}
-			res, err := tx.ExecContext(ctx, r.insert(len(batch)), args...)
+			got, err := r.insertRows(ctx, tx, r.insert(len(batch)), len(batch), args)
 			if err != nil {
 				return err
 			}
-			last, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			// One multi-row insert takes consecutive ids: MySQL reports
-			// the first, SQLite the last.
-			first := int(last)
-			if !r.db.MySQL() {
-				first = int(last) - len(batch) + 1
-			}
-			for i := range batch {
-				ids = append(ids, first+i)
-			}
+			ids = append(ids, got...)
 			if err := r.db.AddToCount(ctx, tx, r.desc.Table, len(batch)); err != nil {
 				return err
 			}

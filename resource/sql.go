@@ -1,12 +1,16 @@
 package resource
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"personnel/casefold"
 	"personnel/db"
+	"personnel/ent"
 )
 
 // This file holds every statement of the resource store, all written with
@@ -20,8 +24,8 @@ import (
 type statements struct {
 	columns     string // the selected columns of a row, on alias r
 	get         string // one record by id
-	getLocked   string // the same, locked for update (MySQL)
-	parentOf    string // the parent of a record, share-locked on MySQL
+	getLocked   string // the same, locked for update (not on SQLite)
+	parentOf    string // the parent of a record, share-locked (not on SQLite)
 	idByCode    string // the record holding a folded code
 	numChildren string // how many records name a record as parent
 	remove      string // delete one record
@@ -48,10 +52,8 @@ func (r *Resource) newStatements() statements {
 	get := r.newSQL().Raw("SELECT "+st.columns+" FROM ").Ident(table).Raw(" AS ").Ident("r").
 		Raw(" WHERE ").Col("r", "id").Raw(" = ").Param()
 	st.get = get.String()
-	st.getLocked = st.get
-	if r.db.MySQL() {
-		st.getLocked += " FOR UPDATE"
-	}
+	locks := r.db.Locks()
+	st.getLocked = st.get + locks.Update
 	idByCode := r.newSQL().Raw("SELECT ").Ident("id").Raw(" FROM ").Ident(table).
 		Raw(" WHERE ").Ident(fs.List[fs.Code].Fold).Raw(" = ").Param()
 	st.idByCode = idByCode.String()
@@ -65,13 +67,8 @@ func (r *Resource) newStatements() statements {
 		return st
 	}
 	parent := fs.List[fs.Parent].Column
-	lock := ""
-	if r.db.MySQL() {
-		// LOCK IN SHARE MODE is the spelling MySQL 8 and MariaDB both accept.
-		lock = " LOCK IN SHARE MODE"
-	}
 	st.parentOf = r.newSQL().Raw("SELECT ").Ident(parent).Raw(" FROM ").Ident(table).
-		Raw(" WHERE ").Ident("id").Raw(" = ").Param().Raw(lock).String()
+		Raw(" WHERE ").Ident("id").Raw(" = ").Param().Raw(locks.Share).String()
 	st.numChildren = r.newSQL().Raw("SELECT COUNT(*) FROM ").Ident(table).Raw(" WHERE ").Ident(parent).Raw(" = ").Param().String()
 
 	limit := strconv.Itoa(MaxDepth)
@@ -105,6 +102,7 @@ func (r *Resource) newStatements() statements {
 }
 
 // insert returns the statement that inserts n records with every column.
+// On PostgreSQL, which has no LastInsertId, it returns the new ids.
 func (r *Resource) insert(n int) string {
 	s := r.newSQL().Raw("INSERT INTO ").Ident(r.desc.Table).Raw(" (")
 	cols := r.writeColumns()
@@ -115,7 +113,55 @@ func (r *Resource) insert(n int) string {
 		s.List(len(cols), func(int) { s.Param() })
 		s.Raw(")")
 	})
+	if r.db.Postgres() {
+		s.Raw(" RETURNING ").Ident("id")
+	}
 	return s.String()
+}
+
+// insertRows runs query, an insert of n records from insert, on tx and
+// returns the new ids in the order of the records. A multi-row insert
+// takes consecutive ids: MySQL reports the first, SQLite the last;
+// PostgreSQL returns every id, in the order of the VALUES rows.
+func (r *Resource) insertRows(ctx context.Context, tx *ent.Client, query string, n int, args []any) ([]int, error) {
+	ids := make([]int, 0, n)
+	if r.db.Postgres() {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if len(ids) != n {
+			return nil, fmt.Errorf("%s: insert of %d records returned %d ids", r.desc.Table, n, len(ids))
+		}
+		return ids, nil
+	}
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	first := int(last)
+	if !r.db.MySQL() {
+		first = int(last) - n + 1
+	}
+	for i := range n {
+		ids = append(ids, first+i)
+	}
+	return ids, nil
 }
 
 // writeColumns are the columns a create writes: each field's, and the
@@ -261,6 +307,12 @@ func (r *Resource) where(s *db.SQL, a string, filters []Filter, extra func(s *db
 	for _, flt := range filters {
 		f := &r.fields.List[flt.Field]
 		and()
+		if (flt.Op == OpExact || flt.Op == OpIContains) && (f.Kind == KindText || f.Kind == KindChoice) && !utf8.ValidString(flt.Value.Str) {
+			// Stored text is valid UTF-8, so this matches nothing; and
+			// PostgreSQL refuses such an argument rather than compare it.
+			s.Raw("1 = 0")
+			continue
+		}
 		switch flt.Op {
 		case OpExact:
 			if f.Fold != "" {
@@ -288,7 +340,8 @@ func (r *Resource) where(s *db.SQL, a string, filters []Filter, extra func(s *db
 // value long enough for trigrams asks the search index; otherwise it is a
 // LIKE over the folded column, its wildcards escaped. The escape character
 // is '!' because a backslash means different things in MySQL's and
-// SQLite's string literals.
+// SQLite's string literals. On PostgreSQL a trigram index, when pg_trgm
+// is there, serves the LIKE.
 func (r *Resource) contains(s *db.SQL, a string, f *Field, folded string) {
 	if phrase, ok := r.phrase(f, folded); ok {
 		s.Col(a, "id").Raw(" IN (SELECT rowid FROM " + r.sql.search + " WHERE " + r.sql.search + " MATCH ").Arg(phrase).Raw(")")
@@ -310,6 +363,15 @@ func (r *Resource) orderBy(s *db.SQL, a string, terms []OrderBy) {
 		}
 		return " ASC"
 	}
+	// SQLite and MySQL sort nulls before every value; PostgreSQL after,
+	// unless told. Only columns that may hold null are told, so the
+	// ordering by code, name and id stays the one their indexes serve.
+	nulls := func(desc bool) string {
+		if desc {
+			return " NULLS LAST"
+		}
+		return " NULLS FIRST"
+	}
 	lastDesc := false
 	for _, t := range terms {
 		lastDesc = t.Desc
@@ -317,13 +379,17 @@ func (r *Resource) orderBy(s *db.SQL, a string, terms []OrderBy) {
 			break
 		}
 		f := &r.fields.List[t.Field]
+		order := dir(t.Desc)
+		if r.db.Postgres() && t.Field != r.fields.Code && t.Field != r.fields.Name {
+			order += nulls(t.Desc)
+		}
 		if f.Fold != "" {
-			s.Col(a, f.Fold).Raw(dir(t.Desc) + ", ")
+			s.Col(a, f.Fold).Raw(order + ", ")
 			if f.Unique {
 				break
 			}
 		}
-		s.Col(a, f.Column).Raw(dir(t.Desc) + ", ")
+		s.Col(a, f.Column).Raw(order + ", ")
 	}
 	s.Col(a, "id").Raw(dir(lastDesc))
 }

@@ -22,7 +22,8 @@ func (r *Resource) Get(ctx context.Context, id int) (Row, error) {
 	return row, nil
 }
 
-// get reads the record with id on c; lock locks it for update (MySQL).
+// get reads the record with id on c; lock locks it for update (except on
+// SQLite, whose writers are serialised).
 func (r *Resource) get(ctx context.Context, c *ent.Client, id int, lock bool) (Row, error) {
 	query := r.sql.get
 	if lock {
@@ -80,7 +81,9 @@ func foldArg(v Value) any {
 // the others. It lets the database check the code (unique index) and the
 // parent (foreign key); only when the database refuses does it look for
 // every reason, in the same transaction, to report them all at once. A
-// successful create is then a single statement.
+// successful create is then a single statement. PostgreSQL aborts a
+// transaction at its first error, so there the reasons are looked for in
+// a new one.
 func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 	row := Row{Values: make([]Value, len(r.fields.List))}
 	for i, f := range r.fields.List {
@@ -89,6 +92,7 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 			row.Values[i] = in.Values[i]
 		}
 	}
+	refused := func(err error) bool { return db.IsUniqueViolation(err) || db.IsForeignKeyViolation(err) }
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
 		if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
 			var depth int
@@ -99,50 +103,57 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 				return apierror.Fields(r.tooDeep(int(row.Values[p].Int)))
 			}
 		}
-		res, err := tx.ExecContext(ctx, r.insertOne, r.values(row.Values)...)
+		ids, err := r.insertRows(ctx, tx, r.insertOne, 1, r.values(row.Values))
 		if err == nil {
-			id, err := res.LastInsertId()
-			row.ID = int(id)
-			if err != nil {
-				return err
-			}
+			row.ID = ids[0]
 			return r.db.AddToCount(ctx, tx, r.desc.Table, 1)
 		}
-		if !db.IsUniqueViolation(err) && !db.IsForeignKeyViolation(err) {
+		if !refused(err) || r.db.Postgres() {
 			return err
 		}
-		var errs []apierror.FieldError
-		if fe := r.checkCode(ctx, tx, 0, row.Values[r.fields.Code].Str); fe != nil {
-			errs = append(errs, *fe)
-		}
-		if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
-			fe, cerr := r.checkParent(ctx, tx, 0, int(row.Values[p].Int))
-			if cerr != nil {
-				return cerr
-			}
-			if fe != nil {
-				errs = append(errs, *fe)
-			}
-		}
-		if len(errs) == 0 {
-			return err // writeError says what the constraint was
-		}
-		return apierror.Fields(errs...)
+		return r.whyRefused(ctx, tx, row, err)
 	})
+	if r.db.Postgres() && refused(err) {
+		cause := err
+		err = r.db.InTx(ctx, func(tx *ent.Client) error { return r.whyRefused(ctx, tx, row, cause) })
+	}
 	if err != nil {
 		return Row{}, r.writeError(err, in)
 	}
 	return row, nil
 }
 
+// whyRefused looks for every reason the database refused to insert row
+// with err (a unique or foreign key violation): a code already taken, a
+// parent missing. It returns them all, or err when it finds none.
+func (r *Resource) whyRefused(ctx context.Context, tx *ent.Client, row Row, err error) error {
+	var errs []apierror.FieldError
+	if fe := r.checkCode(ctx, tx, 0, row.Values[r.fields.Code].Str); fe != nil {
+		errs = append(errs, *fe)
+	}
+	if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
+		fe, cerr := r.checkParent(ctx, tx, 0, int(row.Values[p].Int))
+		if cerr != nil {
+			return cerr
+		}
+		if fe != nil {
+			errs = append(errs, *fe)
+		}
+	}
+	if len(errs) == 0 {
+		return err // writeError says what the constraint was
+	}
+	return apierror.Fields(errs...)
+}
+
 // Update writes the fields in gives to the record with id. The record is
-// locked first (on MySQL), so the checks below and the write see one state
-// of it. Only fields whose value changes are written, so concurrent
+// locked first (SQLite needs no lock: its writers are serialised), so the
+// checks below and the write see one state of it. Only fields whose value changes are written, so concurrent
 // updates of different fields both take effect.
 func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precondition) (Row, error) {
 	var out Row
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		cur, err := r.get(ctx, tx, id, r.db.MySQL())
+		cur, err := r.get(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
@@ -197,8 +208,9 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 		if err != nil {
 			return err
 		}
-		// MySQL counts changed rows, SQLite matched rows; the record is
-		// locked or the writer serialised, so none means it is gone.
+		// MySQL counts changed rows, SQLite and PostgreSQL matched rows;
+		// the record is locked or the writer serialised, so none means it
+		// is gone.
 		if n, err := res.RowsAffected(); err == nil && n == 0 && !r.db.MySQL() {
 			return apierror.NotFoundError()
 		}
@@ -215,7 +227,7 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 // created concurrently.
 func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) error {
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		cur, err := r.get(ctx, tx, id, r.db.MySQL())
+		cur, err := r.get(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
@@ -274,9 +286,10 @@ func (r *Resource) checkCode(ctx context.Context, tx *ent.Client, id int, code s
 }
 
 // checkParent reports a parent that does not exist, is the record itself,
-// or lies below it. It walks up from parent to the root; on MySQL every
-// step share-locks the row it reads, so no concurrent update can move any
-// of those records until this transaction ends. Two updates that would
+// or lies below it. It walks up from parent to the root; on MySQL and
+// PostgreSQL every step share-locks the row it reads (TiDB, which has no
+// shared locks, locks it exclusively), so no concurrent update can move
+// any of those records until this transaction ends. Two updates that would
 // together close a cycle therefore serialise (or deadlock, and InTx retries
 // the loser), and the second sees the first's result.
 func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent int) (*apierror.FieldError, error) {

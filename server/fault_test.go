@@ -8,18 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
-	"personnel/config"
 	"personnel/db/dbtest"
 	"personnel/server"
 )
 
-// proxy is a TCP proxy between the service and MySQL that the test can
-// break: "refuse" closes every connection and refuses new ones (a server
-// that died), "hang" keeps connections open but passes nothing (a network
-// that stopped answering). Only this test's traffic goes through it; the
-// shared MySQL server is never touched.
+// proxy is a TCP proxy between the service and its database server that
+// the test can break: "refuse" closes every connection and refuses new
+// ones (a server that died), "hang" keeps connections open but passes
+// nothing (a network that stopped answering). Only this test's traffic goes
+// through it; the shared database server is never touched.
 type proxy struct {
 	upstream string
 	addr     string
@@ -54,7 +51,10 @@ func (p *proxy) serve(ln net.Listener) {
 }
 
 func (p *proxy) pipe(client net.Conn) {
-	server, err := net.Dial("tcp", p.upstream)
+	p.mu.Lock()
+	upstream := p.upstream
+	p.mu.Unlock()
+	server, err := net.Dial("tcp", upstream)
 	if err != nil {
 		client.Close()
 		return
@@ -129,29 +129,39 @@ func (p *proxy) restore(t *testing.T) {
 	p.mu.Unlock()
 }
 
-// When MySQL goes away, requests fail within the database timeout with 503
-// and a message saying so (never hang, never 500 or a driver message),
-// /readyz says not ready, and once MySQL is back the service recovers by
-// itself.
-func TestFault_MySQLOutageIs503FastAndRecoversWithoutRestart(t *testing.T) {
+// When the database server (MySQL or PostgreSQL) goes away, requests fail
+// within the database timeout with 503 and a message saying so (never
+// hang, never 500 or a driver message), /readyz says not ready, and once
+// the server is back the service recovers by itself.
+func TestFault_DatabaseOutageIs503FastAndRecoversWithoutRestart(t *testing.T) {
 	t.Parallel()
-	var mysqlBackend *dbtest.Backend
+	networked := 0
 	for _, b := range dbtest.Backends(t) {
-		if b.Name == config.DriverMySQL {
-			mysqlBackend = &b
+		if !b.Networked() {
+			continue
 		}
+		networked++
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			testOutage(t, b)
+		})
 	}
-	if mysqlBackend == nil {
-		t.Skip("needs MySQL: set " + dbtest.EnvMySQLDSN)
+	if networked == 0 {
+		t.Skip("needs a database server: set " + dbtest.EnvMySQLDSN + " or " + dbtest.EnvPostgresDSN)
 	}
-	cfg := mysqlBackend.Config(t)
-	mc, err := mysql.ParseDSN(cfg.DBDSN)
+}
+
+func testOutage(t *testing.T, b dbtest.Backend) {
+	cfg := b.Config(t)
+	p := newProxy(t, "")
+	dsn, upstream, err := dbtest.WithAddr(cfg, p.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newProxy(t, mc.Addr)
-	mc.Addr = p.addr
-	cfg.DBDSN = mc.FormatDSN()
+	p.mu.Lock()
+	p.upstream = upstream
+	p.mu.Unlock()
+	cfg.DBDSN = dsn
 	const dbTimeout = time.Second
 	cfg.DBTimeout = dbTimeout
 	d := dbtest.MustOpen(t, cfg)
@@ -159,7 +169,7 @@ func TestFault_MySQLOutageIs503FastAndRecoversWithoutRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &api{t: t, h: srv.Handler(), db: d, cfg: cfg, backend: config.DriverMySQL, unavailable: true}
+	a := &api{t: t, h: srv.Handler(), db: d, cfg: cfg, backend: b.Name, unavailable: true}
 	a.addUser(testUser, "editor", testPassword)
 	a.token = a.login(testUser, testPassword)
 	coll := res{server.CompiledResources()[0]}.coll()

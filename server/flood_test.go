@@ -191,8 +191,8 @@ func TestLogin_InternalErrorIs500WithAnErrorLogNeverA401(t *testing.T) {
 		a.addUser("corrupt", auth.RoleViewer, "corrupt-password")
 		pools := a.db.Pools()
 		w := pools["write"]
-		if w == nil {
-			w = pools["mysql"]
+		if w == nil { // one pool, named after the server
+			w = pools[a.backend]
 		}
 		for i, break_ := range []string{
 			"UPDATE personnel_user SET password_hash = 'not a bcrypt hash' WHERE username = 'corrupt'",

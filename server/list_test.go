@@ -464,3 +464,17 @@ func TestList_IcontainsPagesInBothDirectionsAndCombines(t *testing.T) {
 		}
 	})
 }
+
+// A text filter whose value is not UTF-8 (a query string may hold any
+// bytes) matches nothing, on every backend: stored text is always UTF-8,
+// and PostgreSQL refuses such a value rather than compare it.
+func TestList_TextFilterNotUTF8MatchesNothing(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		a.create(r, "abc", "abc", nil)
+		for _, q := range []string{r.Fields.Code + "=%ff", r.Fields.Name + "__icontains=%ff%fe", r.Fields.Code + "__icontains=a%c3"} {
+			if got := a.list(r, q); got.Count != 0 || len(got.Data) != 0 {
+				t.Errorf("%s: %d records, want none", q, got.Count)
+			}
+		}
+	})
+}

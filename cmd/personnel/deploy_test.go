@@ -126,6 +126,53 @@ func TestCompose_MariaDBGatedPersonnelConfiguredByEnvironment(t *testing.T) {
 	}
 }
 
+// The postgres profile adds PostgreSQL 15 and a Personnel gated on its
+// health and configured for it, in production mode; without the profile
+// neither starts (the test above counts two services).
+func TestCompose_PostgresProfileGatedOnAHealthyPostgres(t *testing.T) {
+	path, err := filepath.Abs("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := maps.Clone(composeSecrets)
+	env["POSTGRES_PASSWORD"] = "Pg5-mWq8-db-Pa55"
+	project, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{
+		WorkingDir:  filepath.Dir(path),
+		ConfigFiles: []types.ConfigFile{{Filename: path}},
+		Environment: env,
+	}, func(o *loader.Options) { o.SetProjectName("personnel", true); o.Profiles = []string{"postgres"} })
+	if err != nil {
+		t.Fatalf("loading docker-compose.yml with the postgres profile: %v", err)
+	}
+	pg, ok := project.Services["postgres"]
+	if !ok || !strings.HasPrefix(pg.Image, "postgres:15") || !slices.Equal(pg.Profiles, []string{"postgres"}) {
+		t.Fatalf("postgres service: %q in profiles %v", pg.Image, pg.Profiles)
+	}
+	if pg.HealthCheck == nil || len(pg.HealthCheck.Test) == 0 {
+		t.Fatal("postgres has no healthcheck")
+	}
+	p, ok := project.Services["personnel-postgres"]
+	if !ok || p.Build == nil || !slices.Equal(p.Profiles, []string{"postgres"}) {
+		t.Fatalf("personnel-postgres is not built from the repository in the postgres profile: %+v", p)
+	}
+	if dep, ok := p.DependsOn["postgres"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+		t.Fatalf("personnel-postgres does not wait for postgres to be healthy: %+v", p.DependsOn)
+	}
+	penv := map[string]string{}
+	for k, v := range p.Environment {
+		if v != nil {
+			penv[k] = *v
+		}
+	}
+	cfg, err := config.Load("", func(k string) (string, bool) { v, ok := penv[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("the compose environment is not a valid configuration: %v", err)
+	}
+	if cfg.Env != config.EnvProduction || cfg.DBDriver != config.DriverPostgres || !strings.Contains(cfg.DBDSN, "@postgres:5432/") {
+		t.Errorf("personnel-postgres does not use the postgres service in production: %s %s %s", cfg.Env, cfg.DBDriver, cfg.RedactedDSN())
+	}
+}
+
 func TestCompose_RefusesToStartWithoutItsSecrets(t *testing.T) {
 	for name := range composeSecrets {
 		env := types.Mapping{}

@@ -1,9 +1,10 @@
 // Package dbtest gives tests a fresh, migrated database on every backend
-// the suite runs against: SQLite always, and MySQL/MariaDB when
-// PERSONNEL_TEST_MYSQL_DSN is set. A test written once runs on both.
+// the suite runs against: SQLite always, MySQL/MariaDB when
+// PERSONNEL_TEST_MYSQL_DSN is set, and PostgreSQL when
+// PERSONNEL_TEST_POSTGRES_DSN is set. A test written once runs on all.
 //
-// When CI=true, a missing or unusable PERSONNEL_TEST_MYSQL_DSN fails the
-// test instead of leaving MySQL untested.
+// When CI=true, a missing or unusable DSN fails the test instead of
+// leaving a backend untested.
 package dbtest
 
 import (
@@ -11,12 +12,19 @@ import (
 	"crypto/rand"
 	stdsql "database/sql"
 	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"personnel/config"
 	"personnel/db"
@@ -26,9 +34,20 @@ import (
 // DSN (one that may create and drop databases).
 const EnvMySQLDSN = "PERSONNEL_TEST_MYSQL_DSN"
 
+// EnvMySQLFlavor names the environment variable that forces the MySQL
+// backend's flavour (PERSONNEL_DB_FLAVOR): "tidb" runs TiDB's code path
+// (exclusive locks where the others share) against MariaDB, as no TiDB
+// server is at hand.
+const EnvMySQLFlavor = "PERSONNEL_TEST_MYSQL_FLAVOR"
+
+// EnvPostgresDSN names the environment variable with an administrative
+// PostgreSQL DSN (a URL or keyword DSN of a role that may create and drop
+// databases).
+const EnvPostgresDSN = "PERSONNEL_TEST_POSTGRES_DSN"
+
 // Backend is a database server the tests run against.
 type Backend struct {
-	Name     string // "sqlite" or "mysql"
+	Name     string // the driver: "sqlite", "mysql" or "postgres"
 	adminDSN string
 }
 
@@ -36,15 +55,23 @@ type Backend struct {
 func Backends(tb testing.TB) []Backend {
 	tb.Helper()
 	bs := []Backend{{Name: config.DriverSQLite}}
-	dsn := os.Getenv(EnvMySQLDSN)
-	switch {
-	case dsn != "":
-		bs = append(bs, Backend{Name: config.DriverMySQL, adminDSN: dsn})
-	case os.Getenv("CI") == "true":
-		tb.Fatalf("CI=true but %s is not set: the MySQL tests must run in CI", EnvMySQLDSN)
+	for _, server := range []struct{ driver, env string }{
+		{config.DriverMySQL, EnvMySQLDSN},
+		{config.DriverPostgres, EnvPostgresDSN},
+	} {
+		dsn := os.Getenv(server.env)
+		switch {
+		case dsn != "":
+			bs = append(bs, Backend{Name: server.driver, adminDSN: dsn})
+		case os.Getenv("CI") == "true":
+			tb.Fatalf("CI=true but %s is not set: the %s tests must run in CI", server.env, server.driver)
+		}
 	}
 	return bs
 }
+
+// Networked reports whether b is a database server reached over TCP.
+func (b Backend) Networked() bool { return b.Name != config.DriverSQLite }
 
 // Config returns a configuration for a fresh, empty database on b, removed
 // when the test ends. The schema is not created yet.
@@ -60,6 +87,11 @@ func (b Backend) Config(tb testing.TB) *config.Config {
 		cfg.DBDSN = filepath.Join(tb.TempDir(), "personnel.db")
 	case config.DriverMySQL:
 		cfg.DBDSN = freshMySQLDatabase(tb, b.adminDSN)
+		if f := os.Getenv(EnvMySQLFlavor); f != "" {
+			cfg.DBFlavor = f
+		}
+	case config.DriverPostgres:
+		cfg.DBDSN = freshPostgresDatabase(tb, b.adminDSN)
 	}
 	return cfg
 }
@@ -101,9 +133,7 @@ func freshMySQLDatabase(tb testing.TB, adminDSN string) string {
 		tb.Fatalf("%s: %v", EnvMySQLDSN, err)
 	}
 	defer admin.Close()
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	name := "personnel_t_" + hex.EncodeToString(suffix[:])
+	name := "personnel_t_" + randomSuffix()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4"); err != nil {
@@ -123,4 +153,102 @@ func freshMySQLDatabase(tb testing.TB, adminDSN string) string {
 	})
 	mc.DBName = name
 	return mc.FormatDSN()
+}
+
+// freshPostgresDatabase creates a database with a random name and returns
+// a DSN for it; the database is dropped when the test ends, along with any
+// connection a killed server left behind.
+func freshPostgresDatabase(tb testing.TB, adminDSN string) string {
+	tb.Helper()
+	name := "personnel_t_" + randomSuffix()
+	dsn, err := WithDatabase(adminDSN, name)
+	if err != nil {
+		tb.Fatalf("%s: %v", EnvPostgresDSN, err)
+	}
+	admin, err := stdsql.Open("pgx", adminDSN)
+	if err != nil {
+		tb.Fatalf("%s: %v", EnvPostgresDSN, err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE "`+name+`" ENCODING 'UTF8' TEMPLATE template0`); err != nil {
+		tb.Fatalf("cannot use PostgreSQL (%s): %v", EnvPostgresDSN, err)
+	}
+	tb.Cleanup(func() {
+		admin, err := stdsql.Open("pgx", adminDSN)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+			tb.Logf("dropping test database %s: %v", name, err)
+		}
+	})
+	return dsn
+}
+
+// WithDatabase returns the PostgreSQL DSN dsn (a URL or keyword DSN)
+// naming database name instead.
+func WithDatabase(dsn, name string) (string, error) {
+	if _, err := pgconn.ParseConfig(dsn); err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", err
+		}
+		u.Path, u.RawPath = "/"+name, ""
+		q := u.Query()
+		q.Del("dbname")
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	// In a keyword DSN the last of a repeated keyword wins.
+	return dsn + " dbname=" + name, nil
+}
+
+// WithAddr returns the DSN of cfg's database server (MySQL or PostgreSQL)
+// reached at addr (host:port) instead, and the address it named: for
+// tests that put a proxy in between.
+func WithAddr(cfg *config.Config, addr string) (dsn, upstream string, err error) {
+	switch cfg.DBDriver {
+	case config.DriverMySQL:
+		mc, err := mysql.ParseDSN(cfg.DBDSN)
+		if err != nil {
+			return "", "", err
+		}
+		upstream, mc.Addr = mc.Addr, addr
+		return mc.FormatDSN(), upstream, nil
+	case config.DriverPostgres:
+		pc, err := pgconn.ParseConfig(cfg.DBDSN)
+		if err != nil {
+			return "", "", err
+		}
+		host, port, _ := net.SplitHostPort(addr)
+		upstream = net.JoinHostPort(pc.Host, strconv.Itoa(int(pc.Port)))
+		if strings.HasPrefix(cfg.DBDSN, "postgres://") || strings.HasPrefix(cfg.DBDSN, "postgresql://") {
+			u, err := url.Parse(cfg.DBDSN)
+			if err != nil {
+				return "", "", err
+			}
+			u.Host = addr
+			q := u.Query()
+			q.Del("host")
+			q.Del("port")
+			u.RawQuery = q.Encode()
+			return u.String(), upstream, nil
+		}
+		return cfg.DBDSN + " host=" + host + " port=" + port, upstream, nil
+	}
+	return "", "", fmt.Errorf("%s is not a networked database", cfg.DBDriver)
+}
+
+func randomSuffix() string {
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	return hex.EncodeToString(suffix[:])
 }
