@@ -1,12 +1,13 @@
 // Command loadtest measures Personnel end to end: it builds the real
 // binary, seeds departments through `personnel seed`, starts `personnel
 // serve`, and drives every scenario over loopback with many concurrent
-// keep-alive connections, on SQLite and (given a DSN) on MySQL/MariaDB, at
-// each size asked for. It prints requests/s, p50 and p99 latency, errors
-// and the server's peak resident memory as a Markdown table.
+// keep-alive connections, on SQLite and (given DSNs) on MySQL/MariaDB and
+// PostgreSQL, at each size asked for. It prints requests/s, p50 and p99
+// latency, errors and the server's peak resident memory as a Markdown
+// table.
 //
 //	go run ./cmd/loadtest -records 10000,100000,1000000 -connections 32 -duration 10s \
-//	    -mysql 'root@tcp(127.0.0.1:3306)/test'
+//	    -mysql 'root@tcp(127.0.0.1:3306)/test' -postgres 'postgres://postgres@127.0.0.1:5432/test'
 //
 // The load generator runs on the same machine as the server and takes part
 // of its CPU; the figures are for the pair.
@@ -36,6 +37,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
 
 func main() {
@@ -43,6 +45,7 @@ func main() {
 	conns := flag.Int("connections", 32, "concurrent connections")
 	duration := flag.Duration("duration", 10*time.Second, "time per scenario")
 	mysqlDSN := flag.String("mysql", "", "administrative MySQL DSN; when set, MySQL is tested too (a scratch database is created and dropped)")
+	postgresDSN := flag.String("postgres", "", "administrative PostgreSQL URL (postgres://user@host:5432/db); when set, PostgreSQL is tested too (a scratch database is created and dropped)")
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
 	sustained := flag.Duration("sustained", 0, "instead of the scenarios, run a mixed workload this long and check that no acknowledged write was lost")
 	flag.Parse()
@@ -50,13 +53,14 @@ func main() {
 		*only = "sustained"
 		*duration = *sustained
 	}
-	if err := run(*records, *conns, *duration, *mysqlDSN, *only); err != nil {
+	admin := map[string]string{"mysql": *mysqlDSN, "postgres": *postgresDSN}
+	if err := run(*records, *conns, *duration, admin, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
 
-func run(records string, conns int, duration time.Duration, mysqlDSN, only string) error {
+func run(records string, conns int, duration time.Duration, admin map[string]string, only string) error {
 	dir, err := os.MkdirTemp("", "personnel-load")
 	if err != nil {
 		return err
@@ -67,8 +71,10 @@ func run(records string, conns int, duration time.Duration, mysqlDSN, only strin
 		return fmt.Errorf("building: %v\n%s", err, out)
 	}
 	backends := []string{"sqlite"}
-	if mysqlDSN != "" {
-		backends = append(backends, "mysql")
+	for _, b := range []string{"mysql", "postgres"} {
+		if admin[b] != "" {
+			backends = append(backends, b)
+		}
 	}
 	fmt.Printf("Date: %s. Machine: %d CPUs (%s), %s. Go %s. %d connections, %s per scenario.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), memTotal(), runtime.Version(), conns, duration)
@@ -80,7 +86,7 @@ func run(records string, conns int, duration time.Duration, mysqlDSN, only strin
 			if err != nil {
 				return fmt.Errorf("-records: %q", s)
 			}
-			if err := runSize(bin, dir, backend, mysqlDSN, n, conns, duration, only); err != nil {
+			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only); err != nil {
 				return fmt.Errorf("%s at %d: %w", backend, n, err)
 			}
 		}
@@ -111,6 +117,13 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 		}
 		defer drop()
 		env = append(env, "PERSONNEL_DB_DRIVER=mysql", "PERSONNEL_DB_DSN="+dsn)
+	case "postgres":
+		dsn, drop, err := scratchPostgres(adminDSN)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		env = append(env, "PERSONNEL_DB_DRIVER=postgres", "PERSONNEL_DB_DSN="+dsn)
 	}
 	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
 	seed.Env = env
@@ -388,6 +401,29 @@ func scratchDatabase(adminDSN string) (string, func(), error) {
 	mc.DBName = name
 	return mc.FormatDSN(), func() {
 		db.Exec("DROP DATABASE IF EXISTS `" + name + "`")
+		db.Close()
+	}, nil
+}
+
+// scratchPostgres creates an empty PostgreSQL database and returns its URL
+// and a function that drops it.
+func scratchPostgres(adminURL string) (string, func(), error) {
+	u, err := url.Parse(adminURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", nil, fmt.Errorf("-postgres: want a URL such as postgres://postgres@127.0.0.1:5432/test")
+	}
+	db, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("personnel_load_%d", time.Now().UnixNano())
+	if _, err := db.Exec(`CREATE DATABASE "` + name + `" ENCODING 'UTF8' TEMPLATE template0`); err != nil {
+		db.Close()
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), func() {
+		db.Exec(`DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`)
 		db.Close()
 	}, nil
 }
