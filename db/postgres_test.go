@@ -132,7 +132,9 @@ func TestPostgres_WithoutPgTrgmStartsWarnsOnceAndSearchesByScan(t *testing.T) {
 	if err := d.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if names, err := d.TrigramIndexes(ctx, cols.Table); err != nil || len(names) < 2 || logs.Len() != 0 {
+	// (The row inserted behind the service's back makes the start mend
+	// the table's kept count, with a warning of its own.)
+	if names, err := d.TrigramIndexes(ctx, cols.Table); err != nil || len(names) < 2 || strings.Contains(logs.String(), "pg_trgm") {
 		t.Fatalf("after a DBA created pg_trgm: indexes %v (%v), logs %s", names, err, logs.String())
 	}
 }
