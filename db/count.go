@@ -56,10 +56,10 @@ func (d *DB) StoredCount(ctx context.Context, table string) (int, bool, error) {
 	if d.KeepsCounts() {
 		s := d.SQL().Raw("SELECT COALESCE(SUM(").Ident("records").Raw("), 0), COALESCE(MIN(").Ident("trusted").Raw("), 0), COUNT(*) FROM ").
 			Ident("personnel_count_slot").Raw(" WHERE ").Ident("table_name").Raw(" = ").Param()
-		err = queryRow(ctx, d.read, s.String(), []any{table}, &n, &trusted, &slots)
+		err = QueryRow(ctx, d.read, s.String(), []any{table}, &n, &trusted, &slots)
 	} else {
 		slots, trusted = countSlots, 1
-		err = queryRow(ctx, d.read, "SELECT `records` FROM `"+CountTable+"` WHERE `table_name` = ?", []any{table}, &n)
+		err = QueryRow(ctx, d.read, "SELECT `records` FROM `"+CountTable+"` WHERE `table_name` = ?", []any{table}, &n)
 	}
 	if err != nil {
 		return 0, false, err
@@ -124,7 +124,7 @@ func (d *DB) reconcileCounts(ctx context.Context, existed map[string]bool, trust
 				return err
 			}
 			var n int64
-			if err := queryRow(ctx, tx, d.SQL().Raw("SELECT COUNT(*) FROM ").Ident(t.Table).String(), nil, &n); err != nil {
+			if err := QueryRow(ctx, tx, d.SQL().Raw("SELECT COUNT(*) FROM ").Ident(t.Table).String(), nil, &n); err != nil {
 				return err
 			}
 			trusted := minTrusted
@@ -175,8 +175,10 @@ func (d *DB) Recount(ctx context.Context) error {
 	return d.reconcileCounts(ctx, nil, true)
 }
 
-// queryRow runs a one-row query on c and scans the row into dest.
-func queryRow(ctx context.Context, c *ent.Client, query string, args []any, dest ...any) error {
+// QueryRow runs a one-row query on c and scans the row into dest; no row
+// is sql.ErrNoRows. Unlike database/sql's QueryRow it takes an Ent
+// client, a transaction's included, and goes through its statement cache.
+func QueryRow(ctx context.Context, c *ent.Client, query string, args []any, dest ...any) error {
 	rows, err := c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err

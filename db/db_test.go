@@ -41,20 +41,9 @@ func insert(d *db.DB, code string, parent any) (int64, error) {
 	return res.LastInsertId()
 }
 
-// queryOne runs a one-row query and scans it into dest.
+// queryOne runs the one-row query s and scans it into dest.
 func queryOne(c *ent.Client, s *db.SQL, dest ...any) error {
-	rows, err := c.QueryContext(context.Background(), s.String(), s.Args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return stdsql.ErrNoRows
-	}
-	return rows.Scan(dest...)
+	return db.QueryRow(context.Background(), c, s.String(), s.Args, dest...)
 }
 
 func TestOpen_SQLiteCreatesTheFileAndItsDirectory(t *testing.T) {

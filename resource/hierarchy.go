@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"personnel/apierror"
+	"personnel/db"
 )
 
 // MaxDepth bounds every recursive query. Cycles cannot exist, but a bound
@@ -88,7 +89,7 @@ func (s subtreeSource) count(ctx context.Context) (int, error) {
 	}
 	var n int
 	q := s.r.newSQL().Stmt(s.sc.with, s.sc.args...).Raw(" SELECT COUNT(*) FROM ").Ident("subtree")
-	err := queryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
+	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
 	return n, err
 }
 

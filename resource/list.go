@@ -150,7 +150,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	t.from(s, "r")
 	r.where(s, "r", t.q.Filters, nil)
 	var n int
-	err := queryRow(ctx, r.db.Read(), s.String(), s.Args, &n)
+	err := db.QueryRow(ctx, r.db.Read(), s.String(), s.Args, &n)
 	return n, err
 }
 
@@ -234,7 +234,7 @@ func (s searchSource) fetch(ctx context.Context, limit, offset int) ([]Row, erro
 
 func (s searchSource) count(ctx context.Context) (int, error) {
 	var n int
-	err := queryRow(ctx, s.r.db.Read(), s.r.sql.searchCount, []any{s.match}, &n)
+	err := db.QueryRow(ctx, s.r.db.Read(), s.r.sql.searchCount, []any{s.match}, &n)
 	return n, err
 }
 

@@ -96,7 +96,7 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
 		if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
 			var depth int
-			if err := queryRow(ctx, tx, r.sql.depth, []any{row.Values[p].Int}, &depth); err != nil {
+			if err := db.QueryRow(ctx, tx, r.sql.depth, []any{row.Values[p].Int}, &depth); err != nil {
 				return err
 			}
 			if depth+1 >= MaxDepth {
@@ -236,7 +236,7 @@ func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) err
 		}
 		if r.fields.Hierarchical() {
 			var n int
-			if err := queryRow(ctx, tx, r.sql.numChildren, []any{id}, &n); err != nil {
+			if err := db.QueryRow(ctx, tx, r.sql.numChildren, []any{id}, &n); err != nil {
 				return err
 			}
 			if n > 0 {
@@ -277,7 +277,7 @@ func (r *Resource) hasChildren(n int) error {
 // ignoring letter case.
 func (r *Resource) checkCode(ctx context.Context, tx *ent.Client, id int, code string) *apierror.FieldError {
 	var other int
-	err := queryRow(ctx, tx, r.sql.idByCode, []any{casefold.Fold(code)}, &other)
+	err := db.QueryRow(ctx, tx, r.sql.idByCode, []any{casefold.Fold(code)}, &other)
 	if err == nil && other != id {
 		return &apierror.FieldError{Field: r.fields.List[r.fields.Code].Key, Msg: r.msgCodeExists}
 	}
@@ -300,7 +300,7 @@ func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent i
 	seen := map[int]bool{}
 	for cur := parent; ; {
 		var up stdsql.NullInt64
-		err := queryRow(ctx, tx, r.sql.parentOf, []any{cur}, &up)
+		err := db.QueryRow(ctx, tx, r.sql.parentOf, []any{cur}, &up)
 		if errors.Is(err, stdsql.ErrNoRows) && cur == parent {
 			return &apierror.FieldError{Field: field, Msg: msgNoSuchParent(strconv.Itoa(parent))}, nil
 		}
@@ -312,7 +312,7 @@ func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent i
 		}
 		if !up.Valid { // the root: the record would sit len(seen)+1 levels below it
 			var height int
-			if err := queryRow(ctx, tx, r.sql.height, []any{id}, &height); err != nil {
+			if err := db.QueryRow(ctx, tx, r.sql.height, []any{id}, &height); err != nil {
 				return nil, err
 			}
 			if len(seen)+1+height >= MaxDepth {
@@ -375,23 +375,4 @@ func (r *Resource) storeError(err error) error {
 		return apierror.Unavailability(err)
 	}
 	return err
-}
-
-// queryRow runs a one-row query on c and scans the row into dest.
-func queryRow(ctx context.Context, c *ent.Client, query string, args []any, dest ...any) error {
-	rows, err := c.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return stdsql.ErrNoRows
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return err
-	}
-	return rows.Close()
 }
