@@ -36,9 +36,17 @@ const countSlots = 8
 // every database but SQLite, whose triggers keep them.
 func (d *DB) KeepsCounts() bool { return d.Dialect != dialect.SQLite }
 
+// Execer runs a statement: an Ent client or transaction, or (for bulk
+// loads that bypass Ent) an adapter over the driver's own transaction. The
+// statements that keep derived data in step with a write take one, so
+// they run in the write's transaction whichever way it was opened.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error)
+}
+
 // AddToCount adds delta to the count of table, in tx, the transaction of
 // the insert or delete it counts. On SQLite it does nothing.
-func (d *DB) AddToCount(ctx context.Context, tx *ent.Client, table string, delta int) error {
+func (d *DB) AddToCount(ctx context.Context, tx Execer, table string, delta int) error {
 	if !d.KeepsCounts() || delta == 0 {
 		return nil
 	}
