@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"personnel/config"
+	"personnel/db"
 	"personnel/ent"
 )
 
@@ -56,13 +57,19 @@ func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error)
 				return err
 			}
 			ids = append(ids, got...)
-			if err := r.db.AddToCount(ctx, tx, r.desc.Table, len(batch)); err != nil {
+			if err := r.loaded(ctx, tx, got); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	return ids, err
+}
+
+// loaded brings what the store keeps beside the table up to date with the
+// records ids, just loaded, in the loading transaction.
+func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int) error {
+	return r.db.AddToCount(ctx, tx, r.desc.Table, len(ids))
 }
 
 // Count returns how many records there are.
