@@ -49,6 +49,8 @@ type DB struct {
 	// group runs InTx on SQLite, committing concurrent writes together;
 	// nil on MySQL and PostgreSQL, whose writers each have a connection.
 	group *groupCommitter
+	// trust remembers which derived structures may answer requests.
+	trust trustCache
 }
 
 // Open connects to the database cfg names and checks that it answers. For

@@ -70,7 +70,10 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if err := d.fillUsernameKeys(ctx); err != nil {
 		return err
 	}
-	return d.ensureSearchIndexes(ctx)
+	if err := d.ensureSearchIndexes(ctx); err != nil {
+		return err
+	}
+	return d.ensureStructures(ctx, existed)
 }
 
 // binaryCollation picks the collation for every text column on MySQL and

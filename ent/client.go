@@ -15,6 +15,7 @@ import (
 	"personnel/ent/authtoken"
 	"personnel/ent/countslot"
 	"personnel/ent/department"
+	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
 	"personnel/ent/user"
 
@@ -39,6 +40,8 @@ type Client struct {
 	CountSlot *CountSlotClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
+	// DerivedState is the client for interacting with the DerivedState builders.
+	DerivedState *DerivedStateClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
 	// User is the client for interacting with the User builders.
@@ -58,6 +61,7 @@ func (c *Client) init() {
 	c.AuthToken = NewAuthTokenClient(c.config)
 	c.CountSlot = NewCountSlotClient(c.config)
 	c.Department = NewDepartmentClient(c.config)
+	c.DerivedState = NewDerivedStateClient(c.config)
 	c.LoginFailure = NewLoginFailureClient(c.config)
 	c.User = NewUserClient(c.config)
 }
@@ -156,6 +160,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AuthToken:    NewAuthTokenClient(cfg),
 		CountSlot:    NewCountSlotClient(cfg),
 		Department:   NewDepartmentClient(cfg),
+		DerivedState: NewDerivedStateClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		User:         NewUserClient(cfg),
 	}, nil
@@ -181,6 +186,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AuthToken:    NewAuthTokenClient(cfg),
 		CountSlot:    NewCountSlotClient(cfg),
 		Department:   NewDepartmentClient(cfg),
+		DerivedState: NewDerivedStateClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		User:         NewUserClient(cfg),
 	}, nil
@@ -212,7 +218,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Area, c.AuthToken, c.CountSlot, c.Department, c.LoginFailure, c.User,
+		c.Area, c.AuthToken, c.CountSlot, c.Department, c.DerivedState, c.LoginFailure,
+		c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -222,7 +229,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Area, c.AuthToken, c.CountSlot, c.Department, c.LoginFailure, c.User,
+		c.Area, c.AuthToken, c.CountSlot, c.Department, c.DerivedState, c.LoginFailure,
+		c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -239,6 +247,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.CountSlot.mutate(ctx, m)
 	case *DepartmentMutation:
 		return c.Department.mutate(ctx, m)
+	case *DerivedStateMutation:
+		return c.DerivedState.mutate(ctx, m)
 	case *LoginFailureMutation:
 		return c.LoginFailure.mutate(ctx, m)
 	case *UserMutation:
@@ -860,6 +870,139 @@ func (c *DepartmentClient) mutate(ctx context.Context, m *DepartmentMutation) (V
 	}
 }
 
+// DerivedStateClient is a client for the DerivedState schema.
+type DerivedStateClient struct {
+	config
+}
+
+// NewDerivedStateClient returns a client for the DerivedState from the given config.
+func NewDerivedStateClient(c config) *DerivedStateClient {
+	return &DerivedStateClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `derivedstate.Hooks(f(g(h())))`.
+func (c *DerivedStateClient) Use(hooks ...Hook) {
+	c.hooks.DerivedState = append(c.hooks.DerivedState, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `derivedstate.Intercept(f(g(h())))`.
+func (c *DerivedStateClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DerivedState = append(c.inters.DerivedState, interceptors...)
+}
+
+// Create returns a builder for creating a DerivedState entity.
+func (c *DerivedStateClient) Create() *DerivedStateCreate {
+	mutation := newDerivedStateMutation(c.config, OpCreate)
+	return &DerivedStateCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DerivedState entities.
+func (c *DerivedStateClient) CreateBulk(builders ...*DerivedStateCreate) *DerivedStateCreateBulk {
+	return &DerivedStateCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DerivedStateClient) MapCreateBulk(slice any, setFunc func(*DerivedStateCreate, int)) *DerivedStateCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DerivedStateCreateBulk{err: fmt.Errorf("calling to DerivedStateClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DerivedStateCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DerivedStateCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DerivedState.
+func (c *DerivedStateClient) Update() *DerivedStateUpdate {
+	mutation := newDerivedStateMutation(c.config, OpUpdate)
+	return &DerivedStateUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DerivedStateClient) UpdateOne(_m *DerivedState) *DerivedStateUpdateOne {
+	mutation := newDerivedStateMutation(c.config, OpUpdateOne, withDerivedState(_m))
+	return &DerivedStateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DerivedStateClient) UpdateOneID(id int) *DerivedStateUpdateOne {
+	mutation := newDerivedStateMutation(c.config, OpUpdateOne, withDerivedStateID(id))
+	return &DerivedStateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DerivedState.
+func (c *DerivedStateClient) Delete() *DerivedStateDelete {
+	mutation := newDerivedStateMutation(c.config, OpDelete)
+	return &DerivedStateDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DerivedStateClient) DeleteOne(_m *DerivedState) *DerivedStateDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DerivedStateClient) DeleteOneID(id int) *DerivedStateDeleteOne {
+	builder := c.Delete().Where(derivedstate.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DerivedStateDeleteOne{builder}
+}
+
+// Query returns a query builder for DerivedState.
+func (c *DerivedStateClient) Query() *DerivedStateQuery {
+	return &DerivedStateQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDerivedState},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DerivedState entity by its id.
+func (c *DerivedStateClient) Get(ctx context.Context, id int) (*DerivedState, error) {
+	return c.Query().Where(derivedstate.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DerivedStateClient) GetX(ctx context.Context, id int) *DerivedState {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DerivedStateClient) Hooks() []Hook {
+	return c.hooks.DerivedState
+}
+
+// Interceptors returns the client interceptors.
+func (c *DerivedStateClient) Interceptors() []Interceptor {
+	return c.inters.DerivedState
+}
+
+func (c *DerivedStateClient) mutate(ctx context.Context, m *DerivedStateMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DerivedStateCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DerivedStateUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DerivedStateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DerivedStateDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DerivedState mutation op: %q", m.Op())
+	}
+}
+
 // LoginFailureClient is a client for the LoginFailure schema.
 type LoginFailureClient struct {
 	config
@@ -1129,10 +1272,12 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Area, AuthToken, CountSlot, Department, LoginFailure, User []ent.Hook
+		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure,
+		User []ent.Hook
 	}
 	inters struct {
-		Area, AuthToken, CountSlot, Department, LoginFailure, User []ent.Interceptor
+		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure,
+		User []ent.Interceptor
 	}
 )
 

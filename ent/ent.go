@@ -10,6 +10,7 @@ import (
 	"personnel/ent/authtoken"
 	"personnel/ent/countslot"
 	"personnel/ent/department"
+	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
 	"personnel/ent/user"
 	"reflect"
@@ -82,6 +83,7 @@ func checkColumn(t, c string) error {
 			authtoken.Table:    authtoken.ValidColumn,
 			countslot.Table:    countslot.ValidColumn,
 			department.Table:   department.ValidColumn,
+			derivedstate.Table: derivedstate.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
 			user.Table:         user.ValidColumn,
 		})

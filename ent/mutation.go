@@ -10,6 +10,7 @@ import (
 	"personnel/ent/authtoken"
 	"personnel/ent/countslot"
 	"personnel/ent/department"
+	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
 	"personnel/ent/predicate"
 	"personnel/ent/user"
@@ -33,6 +34,7 @@ const (
 	TypeAuthToken    = "AuthToken"
 	TypeCountSlot    = "CountSlot"
 	TypeDepartment   = "Department"
+	TypeDerivedState = "DerivedState"
 	TypeLoginFailure = "LoginFailure"
 	TypeUser         = "User"
 )
@@ -2582,6 +2584,476 @@ func (m *DepartmentMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Department edge %s", name)
+}
+
+// DerivedStateMutation represents an operation that mutates the DerivedState nodes in the graph.
+type DerivedStateMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	table_name    *string
+	structure     *string
+	trusted       *int
+	addtrusted    *int
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*DerivedState, error)
+	predicates    []predicate.DerivedState
+}
+
+var _ ent.Mutation = (*DerivedStateMutation)(nil)
+
+// derivedstateOption allows management of the mutation configuration using functional options.
+type derivedstateOption func(*DerivedStateMutation)
+
+// newDerivedStateMutation creates new mutation for the DerivedState entity.
+func newDerivedStateMutation(c config, op Op, opts ...derivedstateOption) *DerivedStateMutation {
+	m := &DerivedStateMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDerivedState,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDerivedStateID sets the ID field of the mutation.
+func withDerivedStateID(id int) derivedstateOption {
+	return func(m *DerivedStateMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DerivedState
+		)
+		m.oldValue = func(ctx context.Context) (*DerivedState, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DerivedState.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDerivedState sets the old DerivedState of the mutation.
+func withDerivedState(node *DerivedState) derivedstateOption {
+	return func(m *DerivedStateMutation) {
+		m.oldValue = func(context.Context) (*DerivedState, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DerivedStateMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DerivedStateMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DerivedStateMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DerivedStateMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DerivedState.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTableName sets the "table_name" field.
+func (m *DerivedStateMutation) SetTableName(s string) {
+	m.table_name = &s
+}
+
+// TableName returns the value of the "table_name" field in the mutation.
+func (m *DerivedStateMutation) TableName() (r string, exists bool) {
+	v := m.table_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTableName returns the old "table_name" field's value of the DerivedState entity.
+// If the DerivedState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DerivedStateMutation) OldTableName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTableName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTableName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTableName: %w", err)
+	}
+	return oldValue.TableName, nil
+}
+
+// ResetTableName resets all changes to the "table_name" field.
+func (m *DerivedStateMutation) ResetTableName() {
+	m.table_name = nil
+}
+
+// SetStructure sets the "structure" field.
+func (m *DerivedStateMutation) SetStructure(s string) {
+	m.structure = &s
+}
+
+// Structure returns the value of the "structure" field in the mutation.
+func (m *DerivedStateMutation) Structure() (r string, exists bool) {
+	v := m.structure
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStructure returns the old "structure" field's value of the DerivedState entity.
+// If the DerivedState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DerivedStateMutation) OldStructure(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStructure is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStructure requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStructure: %w", err)
+	}
+	return oldValue.Structure, nil
+}
+
+// ResetStructure resets all changes to the "structure" field.
+func (m *DerivedStateMutation) ResetStructure() {
+	m.structure = nil
+}
+
+// SetTrusted sets the "trusted" field.
+func (m *DerivedStateMutation) SetTrusted(i int) {
+	m.trusted = &i
+	m.addtrusted = nil
+}
+
+// Trusted returns the value of the "trusted" field in the mutation.
+func (m *DerivedStateMutation) Trusted() (r int, exists bool) {
+	v := m.trusted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrusted returns the old "trusted" field's value of the DerivedState entity.
+// If the DerivedState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DerivedStateMutation) OldTrusted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrusted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrusted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrusted: %w", err)
+	}
+	return oldValue.Trusted, nil
+}
+
+// AddTrusted adds i to the "trusted" field.
+func (m *DerivedStateMutation) AddTrusted(i int) {
+	if m.addtrusted != nil {
+		*m.addtrusted += i
+	} else {
+		m.addtrusted = &i
+	}
+}
+
+// AddedTrusted returns the value that was added to the "trusted" field in this mutation.
+func (m *DerivedStateMutation) AddedTrusted() (r int, exists bool) {
+	v := m.addtrusted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTrusted resets all changes to the "trusted" field.
+func (m *DerivedStateMutation) ResetTrusted() {
+	m.trusted = nil
+	m.addtrusted = nil
+}
+
+// Where appends a list predicates to the DerivedStateMutation builder.
+func (m *DerivedStateMutation) Where(ps ...predicate.DerivedState) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DerivedStateMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DerivedStateMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DerivedState, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DerivedStateMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DerivedStateMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DerivedState).
+func (m *DerivedStateMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DerivedStateMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.table_name != nil {
+		fields = append(fields, derivedstate.FieldTableName)
+	}
+	if m.structure != nil {
+		fields = append(fields, derivedstate.FieldStructure)
+	}
+	if m.trusted != nil {
+		fields = append(fields, derivedstate.FieldTrusted)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DerivedStateMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case derivedstate.FieldTableName:
+		return m.TableName()
+	case derivedstate.FieldStructure:
+		return m.Structure()
+	case derivedstate.FieldTrusted:
+		return m.Trusted()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DerivedStateMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case derivedstate.FieldTableName:
+		return m.OldTableName(ctx)
+	case derivedstate.FieldStructure:
+		return m.OldStructure(ctx)
+	case derivedstate.FieldTrusted:
+		return m.OldTrusted(ctx)
+	}
+	return nil, fmt.Errorf("unknown DerivedState field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DerivedStateMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case derivedstate.FieldTableName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTableName(v)
+		return nil
+	case derivedstate.FieldStructure:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStructure(v)
+		return nil
+	case derivedstate.FieldTrusted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrusted(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DerivedState field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DerivedStateMutation) AddedFields() []string {
+	var fields []string
+	if m.addtrusted != nil {
+		fields = append(fields, derivedstate.FieldTrusted)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DerivedStateMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case derivedstate.FieldTrusted:
+		return m.AddedTrusted()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DerivedStateMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case derivedstate.FieldTrusted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTrusted(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DerivedState numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DerivedStateMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DerivedStateMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DerivedStateMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown DerivedState nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DerivedStateMutation) ResetField(name string) error {
+	switch name {
+	case derivedstate.FieldTableName:
+		m.ResetTableName()
+		return nil
+	case derivedstate.FieldStructure:
+		m.ResetStructure()
+		return nil
+	case derivedstate.FieldTrusted:
+		m.ResetTrusted()
+		return nil
+	}
+	return fmt.Errorf("unknown DerivedState field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DerivedStateMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DerivedStateMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DerivedStateMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DerivedStateMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DerivedStateMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DerivedStateMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DerivedStateMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DerivedState unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DerivedStateMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DerivedState edge %s", name)
 }
 
 // LoginFailureMutation represents an operation that mutates the LoginFailure nodes in the graph.

@@ -5,6 +5,7 @@ package ent
 import (
 	"personnel/ent/authtoken"
 	"personnel/ent/countslot"
+	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
 	"personnel/ent/schema"
 	"personnel/ent/user"
@@ -35,6 +36,16 @@ func init() {
 	countslotDescTableName := countslotFields[0].Descriptor()
 	// countslot.TableNameValidator is a validator for the "table_name" field. It is called by the builders before save.
 	countslot.TableNameValidator = countslotDescTableName.Validators[0].(func(string) error)
+	derivedstateFields := schema.DerivedState{}.Fields()
+	_ = derivedstateFields
+	// derivedstateDescTableName is the schema descriptor for table_name field.
+	derivedstateDescTableName := derivedstateFields[0].Descriptor()
+	// derivedstate.TableNameValidator is a validator for the "table_name" field. It is called by the builders before save.
+	derivedstate.TableNameValidator = derivedstateDescTableName.Validators[0].(func(string) error)
+	// derivedstateDescStructure is the schema descriptor for structure field.
+	derivedstateDescStructure := derivedstateFields[1].Descriptor()
+	// derivedstate.StructureValidator is a validator for the "structure" field. It is called by the builders before save.
+	derivedstate.StructureValidator = derivedstateDescStructure.Validators[0].(func(string) error)
 	loginfailureFields := schema.LoginFailure{}.Fields()
 	_ = loginfailureFields
 	// loginfailureDescSubject is the schema descriptor for subject field.

@@ -22,6 +22,8 @@ type Tx struct {
 	CountSlot *CountSlotClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
+	// DerivedState is the client for interacting with the DerivedState builders.
+	DerivedState *DerivedStateClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
 	// User is the client for interacting with the User builders.
@@ -161,6 +163,7 @@ func (tx *Tx) init() {
 	tx.AuthToken = NewAuthTokenClient(tx.config)
 	tx.CountSlot = NewCountSlotClient(tx.config)
 	tx.Department = NewDepartmentClient(tx.config)
+	tx.DerivedState = NewDerivedStateClient(tx.config)
 	tx.LoginFailure = NewLoginFailureClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 }

@@ -3,6 +3,7 @@
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
 //	personnel recount [-config file.yaml]   count every resource again and trust the kept counts
+//	personnel reindex [-config file.yaml]   recount, rebuild every search index and hierarchy closure, and trust them
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete, unlock, revoke-token)
 //	personnel seed --count 1000000          fill empty resources with realistic data
 //	personnel healthcheck                   exit 0 when the local server is ready
@@ -97,6 +98,8 @@ global:
 		err = migrate(args, stdout, stderr)
 	case "recount":
 		err = recount(args, stdout, stderr)
+	case "reindex":
+		err = reindex(args, stdout, stderr)
 	case "user":
 		// The user commands parse their own arguments; help and a missing
 		// sub-command are answered here, as for every other command.
@@ -143,6 +146,7 @@ Commands:
   serve [-config file.yaml]      serve the API (the default command)
   migrate [-config file.yaml]    create or update the database schema, then exit
   recount [-config file.yaml]    count every resource again and trust the kept counts
+  reindex [-config file.yaml]    recount, rebuild every search index and hierarchy closure, and trust them
                                  (after a rolling upgrade: see the README)
   user add|list|passwd|disable|enable|delete|unlock|revoke-token ...
                                  manage who may log in ("personnel user --help")
@@ -329,6 +333,30 @@ func recount(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, "recounted every resource; lists use the kept counts from now on")
+	return nil
+}
+
+// reindex counts every resource table again and rebuilds what the service
+// keeps beside each (substring indexes, hierarchy closures), then trusts
+// all of it: run once no replica of an earlier version is left. Replicas
+// of this version may keep serving meanwhile.
+func reindex(args []string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig("reindex", "Count every resource again, rebuild its search indexes and hierarchy closure, and trust them (after a rolling upgrade).", args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	d, err := openDB(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = d.Reindex(context.Background(), func(s db.Structure) {
+		fmt.Fprintf(stdout, "rebuilding %s of %s\n", s.Name, s.Table.Table)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "recounted and reindexed every resource; every replica uses the kept counts, search indexes and closures within 5 seconds")
 	return nil
 }
 

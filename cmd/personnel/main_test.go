@@ -247,7 +247,7 @@ func TestCLI_HelpListsCommandsAndGlobalFlags(t *testing.T) {
 		if code != 0 || errOut != "" {
 			t.Fatalf("%s: exit %d, stderr %s", arg, code, errOut)
 		}
-		for _, want := range []string{"serve", "migrate", "recount", "user", "seed", "healthcheck", "version", "--version", "-v, --verbose", "-h, --help"} {
+		for _, want := range []string{"serve", "migrate", "recount", "reindex", "user", "seed", "healthcheck", "version", "--version", "-v, --verbose", "-h, --help"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s does not mention %s:\n%s", arg, want, out)
 			}
@@ -257,7 +257,7 @@ func TestCLI_HelpListsCommandsAndGlobalFlags(t *testing.T) {
 
 func TestCLI_EveryCommandAnswersHelp(t *testing.T) {
 	for _, args := range [][]string{
-		{"serve", "--help"}, {"migrate", "--help"}, {"recount", "--help"}, {"seed", "--help"}, {"healthcheck", "-h"},
+		{"serve", "--help"}, {"migrate", "--help"}, {"recount", "--help"}, {"reindex", "--help"}, {"seed", "--help"}, {"healthcheck", "-h"},
 		{"version", "--help"}, {"user", "--help"}, {"user", "add", "--help"},
 	} {
 		out, errOut, code := runBinary(t, nil, args...)

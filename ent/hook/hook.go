@@ -56,6 +56,18 @@ func (f DepartmentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DepartmentMutation", m)
 }
 
+// The DerivedStateFunc type is an adapter to allow the use of ordinary
+// function as DerivedState mutator.
+type DerivedStateFunc func(context.Context, *ent.DerivedStateMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DerivedStateFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DerivedStateMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DerivedStateMutation", m)
+}
+
 // The LoginFailureFunc type is an adapter to allow the use of ordinary
 // function as LoginFailure mutator.
 type LoginFailureFunc func(context.Context, *ent.LoginFailureMutation) (ent.Value, error)

@@ -149,6 +149,26 @@ var (
 			},
 		},
 	}
+	// PersonnelDerivedColumns holds the columns for the "personnel_derived" table.
+	PersonnelDerivedColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "table_name", Type: field.TypeString, Size: 64},
+		{Name: "structure", Type: field.TypeString, Size: 128},
+		{Name: "trusted", Type: field.TypeInt},
+	}
+	// PersonnelDerivedTable holds the schema information for the "personnel_derived" table.
+	PersonnelDerivedTable = &schema.Table{
+		Name:       "personnel_derived",
+		Columns:    PersonnelDerivedColumns,
+		PrimaryKey: []*schema.Column{PersonnelDerivedColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "derivedstate_table_name_structure",
+				Unique:  true,
+				Columns: []*schema.Column{PersonnelDerivedColumns[1], PersonnelDerivedColumns[2]},
+			},
+		},
+	}
 	// PersonnelLoginFailureColumns holds the columns for the "personnel_login_failure" table.
 	PersonnelLoginFailureColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -198,6 +218,7 @@ var (
 		PersonnelAuthTokenTable,
 		PersonnelCountSlotTable,
 		PersonnelDepartmentTable,
+		PersonnelDerivedTable,
 		PersonnelLoginFailureTable,
 		PersonnelUserTable,
 	}
@@ -218,6 +239,9 @@ func init() {
 	PersonnelDepartmentTable.ForeignKeys[0].RefTable = PersonnelDepartmentTable
 	PersonnelDepartmentTable.Annotation = &entsql.Annotation{
 		Table: "personnel_department",
+	}
+	PersonnelDerivedTable.Annotation = &entsql.Annotation{
+		Table: "personnel_derived",
 	}
 	PersonnelLoginFailureTable.Annotation = &entsql.Annotation{
 		Table: "personnel_login_failure",

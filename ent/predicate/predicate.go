@@ -18,6 +18,9 @@ type CountSlot func(*sql.Selector)
 // Department is the predicate function for department builders.
 type Department func(*sql.Selector)
 
+// DerivedState is the predicate function for derivedstate builders.
+type DerivedState func(*sql.Selector)
+
 // LoginFailure is the predicate function for loginfailure builders.
 type LoginFailure func(*sql.Selector)
 
