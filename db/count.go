@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"entgo.io/ent/dialect"
 
@@ -14,7 +16,7 @@ import (
 
 // The number of records of each resource table, kept so that an
 // unfiltered list does not count the table. SQLite keeps it with triggers
-// (db/search.go). MySQL and MariaDB (and any database without them) keep
+// (ensureCountTriggers, below). MySQL and MariaDB (and any database without them) keep
 // it here, by the service, in the same transaction as every insert and
 // delete: countSlots rows per table in personnel_count_slot, each write
 // adding to one chosen at random, so that concurrent writers seldom queue
@@ -31,6 +33,10 @@ import (
 
 // countSlots is how many rows share a table's count.
 const countSlots = 8
+
+// CountTable holds, on SQLite, the number of records of each resource
+// table.
+const CountTable = "personnel_record_count"
 
 // KeepsCounts reports whether the service must keep counts itself: on
 // every database but SQLite, whose triggers keep them.
@@ -202,4 +208,82 @@ func QueryRow(ctx context.Context, c *ent.Client, query string, args []any, dest
 		return err
 	}
 	return rows.Close()
+}
+
+// ensureCountTriggers keeps, on SQLite, the row count of every resource
+// table by triggers, which COUNT(*) finds only by walking a whole index.
+// The triggers keep it in step inside the writing transaction, whoever
+// writes; a count is made again from the table when its triggers are new
+// or their definition changed.
+func (d *DB) ensureCountTriggers(ctx context.Context) error {
+	if !d.SQLite() {
+		return nil
+	}
+	return d.InTx(ctx, func(tx *ent.Client) error {
+		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+CountTable+"` (`table_name` TEXT NOT NULL PRIMARY KEY, `records` INTEGER NOT NULL)"); err != nil {
+			return err
+		}
+		for _, c := range ent.ResourceTables() {
+			if err := ensureCount(ctx, tx, c.Table); err != nil {
+				return fmt.Errorf("record count of %s: %w", c.Table, err)
+			}
+		}
+		return nil
+	})
+}
+
+// ensureCount keeps the record count of table by triggers, recounting
+// when the triggers are new or missing.
+func ensureCount(ctx context.Context, tx *ent.Client, table string) error {
+	name := table + "_count"
+	triggers := []string{
+		"CREATE TRIGGER " + q(name+"_delete") + " AFTER DELETE ON " + q(table) +
+			" BEGIN UPDATE " + q(CountTable) + " SET `records` = `records` - 1 WHERE `table_name` = '" + table + "'; END",
+		"CREATE TRIGGER " + q(name+"_insert") + " AFTER INSERT ON " + q(table) +
+			" BEGIN UPDATE " + q(CountTable) + " SET `records` = `records` + 1 WHERE `table_name` = '" + table + "'; END",
+	}
+	have, err := schemaSQL(ctx, tx, name+"_delete", name+"_insert")
+	if err != nil {
+		return err
+	}
+	if slices.Equal(have, triggers) {
+		return nil
+	}
+	stmts := []string{"DROP TRIGGER IF EXISTS " + q(name+"_delete"), "DROP TRIGGER IF EXISTS " + q(name+"_insert")}
+	stmts = append(stmts, triggers...)
+	stmts = append(stmts, "INSERT OR REPLACE INTO "+q(CountTable)+" (`table_name`, `records`) SELECT '"+table+"', COUNT(*) FROM "+q(table))
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// q quotes an identifier for SQLite, the only database these statements
+// are for.
+func q(ident string) string { return (&SQL{}).Ident(ident).String() }
+
+// schemaSQL returns the definitions of the named schema objects that
+// exist on SQLite: tables first, then the rest, each group by name.
+func schemaSQL(ctx context.Context, tx *ent.Client, names ...string) ([]string, error) {
+	args := make([]any, len(names))
+	marks := make([]string, len(names))
+	for i, n := range names {
+		args[i], marks[i] = n, "?"
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT sql FROM sqlite_master WHERE name IN ("+strings.Join(marks, ", ")+") ORDER BY type DESC, name", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var have []string
+	for rows.Next() {
+		var sql stdsql.NullString
+		if err := rows.Scan(&sql); err != nil {
+			return nil, err
+		}
+		have = append(have, sql.String)
+	}
+	return have, rows.Err()
 }

@@ -253,10 +253,9 @@ func (d *DB) Write() *ent.Client { return d.write }
 // counting changed rows rather than matched ones).
 func (d *DB) MySQL() bool { return d.Dialect == dialect.MySQL }
 
-// SQLite reports whether the database is the embedded SQLite, the only one
-// with a full-text search index and a stored record count (see
-// ensureSearchIndexes); the others search with LIKE and count with
-// COUNT(*).
+// SQLite reports whether the database is the embedded SQLite: one process
+// writes it, through one connection, and triggers keep its record counts
+// (ensureCountTriggers).
 func (d *DB) SQLite() bool { return d.Dialect == dialect.SQLite }
 
 // Postgres reports whether the database is PostgreSQL, which returns new

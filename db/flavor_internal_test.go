@@ -36,14 +36,19 @@ func TestBinaryCollation_FollowsTheServerNotTheForcedFlavor(t *testing.T) {
 	}
 }
 
-func TestTrigramIndex_NamesFitPostgresLimit(t *testing.T) {
-	short := trigramIndex("personnel_department", "dept_code_fold")
-	if short != "personnel_department_dept_code_fold_trgm" {
+func TestSubstringTable_NamesFitPostgresLimit(t *testing.T) {
+	short := SubstringTable("personnel_department", "dept_code_fold")
+	if short != "personnel_department_dept_code_fold_substr" {
 		t.Errorf("short name %q", short)
 	}
 	table := "personnel_a_table_with_a_name_as_long_as_some_users_like_them"
-	a, b := trigramIndex(table, "first_long_field_name_fold"), trigramIndex(table, "first_long_field_name_fold2")
+	a, b := SubstringTable(table, "first_long_field_name_fold"), SubstringTable(table, "first_long_field_name_fold2")
 	if len(a) > 63 || len(b) > 63 || a == b {
 		t.Errorf("long names %q and %q: each at most 63 bytes and distinct", a, b)
+	}
+	for _, suffix := range []string{"_gram", "_fk"} {
+		if n := shortName(a + suffix); len(n) > 63 || n == a {
+			t.Errorf("the name %q of the index's %s: at most 63 bytes and not the table's", n, suffix)
+		}
 	}
 }

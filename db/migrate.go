@@ -70,7 +70,10 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if err := d.fillUsernameKeys(ctx); err != nil {
 		return err
 	}
-	if err := d.ensureSearchIndexes(ctx); err != nil {
+	if err := d.ensureCountTriggers(ctx); err != nil {
+		return err
+	}
+	if err := d.dropFullTextIndexes(ctx); err != nil {
 		return err
 	}
 	return d.ensureStructures(ctx, existed)

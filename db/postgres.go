@@ -2,13 +2,9 @@ package db
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"time"
 
@@ -132,83 +128,4 @@ func withCCollation() schema.Hook {
 			return next.Create(ctx, tables...)
 		})
 	}
-}
-
-// createTrigram is the statement that makes pg_trgm available, which a
-// database administrator can run when the service's role may not.
-const createTrigram = "CREATE EXTENSION IF NOT EXISTS pg_trgm"
-
-// ensureTrigramIndexes gives every searched (folded) column of every
-// resource table a trigram GIN index, with which PostgreSQL answers
-// LIKE '%...%' without reading the whole table. pg_trgm ships with
-// PostgreSQL's contrib package and is a trusted extension (any role that
-// may create objects in the database may create it); when it cannot be
-// created the service still starts, warns once, and searches by scan, the
-// LIKE giving the same answers either way.
-func (d *DB) ensureTrigramIndexes(ctx context.Context) error {
-	w := d.Write()
-	if _, err := w.ExecContext(ctx, createTrigram); err != nil {
-		if IsUnavailable(err) {
-			return err
-		}
-		slog.Warn("substring search (_icontains) will scan whole tables: the pg_trgm extension could not be created; "+
-			"a database administrator can run the statement in this database, and the next start adds the indexes",
-			"statement", createTrigram+";", "error", err)
-		return nil
-	}
-	for _, c := range ent.ResourceTables() {
-		// CREATE INDEX takes a lock that holds writes back even when the
-		// index exists; replicas serving writes while another starts are
-		// spared it by looking first.
-		have, err := d.TrigramIndexes(ctx, c.Table)
-		if err != nil {
-			return err
-		}
-		for _, col := range c.Search {
-			if slices.Contains(have, trigramIndex(c.Table, col)) {
-				continue
-			}
-			s := (&SQL{postgres: true}).Raw("CREATE INDEX IF NOT EXISTS ").Ident(trigramIndex(c.Table, col)).
-				Raw(" ON ").Ident(c.Table).Raw(" USING gin (").Ident(col).Raw(" gin_trgm_ops)")
-			if _, err := w.ExecContext(ctx, s.String()); err != nil {
-				return fmt.Errorf("%s: %w", s.String(), err)
-			}
-		}
-	}
-	return nil
-}
-
-// trigramIndex names the trigram index of column in table, within
-// PostgreSQL's 63 bytes (a longer name would be cut short silently, and
-// two cut alike would make the second CREATE INDEX IF NOT EXISTS a no-op).
-func trigramIndex(table, column string) string {
-	name := table + "_" + column + "_trgm"
-	if len(name) <= 63 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return name[:63-17] + "_" + hex.EncodeToString(sum[:8])
-}
-
-// TrigramIndexes returns the names of the trigram indexes on table that
-// exist, for tests and diagnostics; it is empty on other databases.
-func (d *DB) TrigramIndexes(ctx context.Context, table string) ([]string, error) {
-	if !d.Postgres() {
-		return nil, nil
-	}
-	rows, err := d.readDB.QueryContext(ctx,
-		"SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexdef LIKE '%gin_trgm_ops%' ORDER BY indexname", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	return names, rows.Err()
 }

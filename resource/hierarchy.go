@@ -29,7 +29,11 @@ func (r *Resource) Descendants(ctx context.Context, id int, q Query) (Page, erro
 	if desc, byID := idOrder(q.Order); byID && len(q.Filters) == 0 {
 		return r.list(ctx, q, newSubtreeSource(r, sc, desc))
 	}
-	return r.list(ctx, q, r.table(q, sc))
+	src, err := r.filtered(ctx, q, sc)
+	if err != nil {
+		return Page{}, r.storeError(err)
+	}
+	return r.list(ctx, q, src)
 }
 
 // subtreeSource lists the descendants of a record in id order with no

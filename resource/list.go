@@ -3,7 +3,6 @@ package resource
 import (
 	"context"
 	"math"
-	"unicode/utf8"
 
 	"personnel/db"
 )
@@ -21,10 +20,11 @@ func (p Page) LastPage() int { return max(1, (p.Count+p.PageSize-1)/p.PageSize) 
 
 // List returns the page q asks for. A page past the last is a 404.
 func (r *Resource) List(ctx context.Context, q Query) (Page, error) {
-	if src, ok := r.search(q); ok {
-		return r.list(ctx, q, src)
+	src, err := r.filtered(ctx, q, nil)
+	if err != nil {
+		return Page{}, r.storeError(err)
 	}
-	return r.list(ctx, q, r.table(q, nil))
+	return r.list(ctx, q, src)
 }
 
 // source is where the records of a list come from.
@@ -79,16 +79,27 @@ type scope struct {
 	args []any
 }
 
-// tableSource lists the table: within scope, filtered and ordered.
+// tableSource lists the table: within scope, filtered and ordered. Its
+// substring filters find their records by LIKE over the folded column
+// unless page or tally says to go through the filter's substring index
+// (search.go) for the page or the count; known is the count when it is
+// known already (-1 otherwise).
 type tableSource struct {
 	r     *Resource
 	q     Query
 	scope *scope
+	page  through
+	tally through
+	known int
+	// idsPage reads the page's ids from the substring index alone, in id
+	// order, when its one filter is a search the index answers.
+	idsPage bool
 }
 
-// table returns the source of q's filters and ordering within sc.
+// table returns the source of q's filters and ordering within sc, with
+// every search by LIKE.
 func (r *Resource) table(q Query, sc *scope) tableSource {
-	return tableSource{r: r, q: q, scope: sc}
+	return tableSource{r: r, q: q, scope: sc, page: noIndex, tally: noIndex, known: -1}
 }
 
 // from writes the FROM part on alias a: the table, joined to the scope.
@@ -110,6 +121,9 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 	r := t.r
 	s := r.newSQL()
 	t.start(s)
+	if t.idsPage {
+		return t.pageOfIDs(ctx, limit, offset)
+	}
 	if offset >= deferAfter && t.scope == nil {
 		// A deferred join: the page's ids come from a subquery that reads
 		// only ids, which SQLite and MySQL take from a narrow index (on
@@ -119,7 +133,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 		r.selectRows(s)
 		s.Raw(" JOIN (SELECT ").Col("s", "id").Raw(" FROM ")
 		t.from(s, "s")
-		r.where(s, "s", t.q.Filters, nil)
+		r.where(s, "s", t.q.Filters, t.page)
 		r.orderBy(s, "s", t.q.Order)
 		limitOffset(s, limit, offset)
 		s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id")
@@ -128,7 +142,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 	}
 	s.Raw("SELECT " + r.sql.columns + " FROM ")
 	t.from(s, "r")
-	r.where(s, "r", t.q.Filters, nil)
+	r.where(s, "r", t.q.Filters, t.page)
 	r.orderBy(s, "r", t.q.Order)
 	limitOffset(s, limit, offset)
 	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
@@ -136,6 +150,9 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 
 func (t tableSource) count(ctx context.Context) (int, error) {
 	r := t.r
+	if t.known >= 0 {
+		return t.known, nil
+	}
 	if len(t.q.Filters) == 0 && t.scope == nil {
 		// Databases count a whole table by walking an index: the count
 		// kept beside it answers instead, once it can be trusted.
@@ -148,7 +165,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	t.start(s)
 	s.Raw("SELECT COUNT(*) FROM ")
 	t.from(s, "r")
-	r.where(s, "r", t.q.Filters, nil)
+	r.where(s, "r", t.q.Filters, t.tally)
 	var n int
 	err := db.QueryRow(ctx, r.db.Read(), s.String(), s.Args, &n)
 	return n, err
@@ -159,84 +176,6 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 // index cannot check (a LIKE on MySQL) makes the join read rows out of
 // order, so it is worth it only where many rows are skipped.
 const deferAfter = 1000
-
-// phrase returns the FTS5 query that finds the records whose folded column
-// of f contains folded, when the search index can answer it: on SQLite, for
-// a value of at least three characters. A quoted phrase of trigrams
-// matches exactly the texts containing it, with % and _ as plain
-// characters.
-func (r *Resource) phrase(f *Field, folded string) (string, bool) {
-	if !r.db.SQLite() || utf8.RuneCountInString(folded) < db.SearchMinRunes {
-		return "", false
-	}
-	return f.Fold + ` : "` + replaceQuotes(folded) + `"`, true
-}
-
-func replaceQuotes(s string) string {
-	out := make([]byte, 0, len(s)+2)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			out = append(out, '"')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
-
-// searchSource lists the records the search index finds, in id order: the
-// common search (substring filters only, the default order) answered from
-// the index alone, its count and its page of ids, reading only the page's
-// rows. Joining every match to the table, as other filters or orders
-// need, costs several times more for a common word.
-type searchSource struct {
-	r     *Resource
-	match string
-	desc  bool
-}
-
-// search returns a searchSource for q when one can answer it.
-func (r *Resource) search(q Query) (searchSource, bool) {
-	desc, byID := idOrder(q.Order)
-	if !byID || len(q.Filters) == 0 {
-		return searchSource{}, false
-	}
-	match := ""
-	for _, f := range q.Filters {
-		if f.Op != OpIContains {
-			return searchSource{}, false
-		}
-		p, ok := r.phrase(&r.fields.List[f.Field], f.Value.Str)
-		if !ok {
-			return searchSource{}, false
-		}
-		if match != "" {
-			match += " AND "
-		}
-		match += p
-	}
-	return searchSource{r: r, match: match, desc: desc}, true
-}
-
-func (s searchSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
-	r := s.r
-	dir := " ASC"
-	if s.desc {
-		dir = " DESC"
-	}
-	q := r.newSQL()
-	r.selectRows(q)
-	q.Raw(" JOIN (SELECT rowid AS ").Ident("id").Raw(" FROM " + r.sql.search + " WHERE " + r.sql.search + " MATCH ").Arg(s.match).
-		Raw(" ORDER BY rowid" + dir)
-	limitOffset(q, limit, offset)
-	q.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" ORDER BY ").Col("r", "id").Raw(dir)
-	return r.query(ctx, r.db.Read(), q.String(), q.Args...)
-}
-
-func (s searchSource) count(ctx context.Context) (int, error) {
-	var n int
-	err := db.QueryRow(ctx, s.r.db.Read(), s.r.sql.searchCount, []any{s.match}, &n)
-	return n, err
-}
 
 // idOrder reports whether terms sort by id alone (the default), and in
 // which direction.

@@ -40,6 +40,7 @@ func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error)
 		for start := 0; start < len(records); start += loadBatch {
 			batch := records[start:min(start+loadBatch, len(records))]
 			var args []any
+			values := make([][]Value, 0, len(batch))
 			for _, rec := range batch {
 				vs := make([]Value, len(r.fields.List))
 				for i, f := range r.fields.List {
@@ -51,13 +52,14 @@ func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error)
 					vs[p] = Value{Int: int64(*rec.ParentID), Valid: true}
 				}
 				args = append(args, r.values(vs)...)
+				values = append(values, vs)
 			}
 			got, err := r.insertRows(ctx, tx, r.insert(len(batch)), len(batch), args)
 			if err != nil {
 				return err
 			}
 			ids = append(ids, got...)
-			if err := r.loaded(ctx, tx, got); err != nil {
+			if err := r.loaded(ctx, tx, got, values); err != nil {
 				return err
 			}
 		}
@@ -67,8 +69,11 @@ func (r *Resource) Load(ctx context.Context, records []NewRecord) ([]int, error)
 }
 
 // loaded brings what the store keeps beside the table up to date with the
-// records ids, just loaded, in the loading transaction.
-func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int) error {
+// records ids, just loaded with values, in the loading transaction.
+func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int, values [][]Value) error {
+	if err := r.indexSubstrings(ctx, tx, ids, values, nil); err != nil {
+		return err
+	}
 	return r.db.AddToCount(ctx, tx, r.desc.Table, len(ids))
 }
 

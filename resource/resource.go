@@ -79,6 +79,7 @@ type Resource struct {
 	params    []param        // filter parameters
 	sortable  map[string]int // ordering names: field index, -1 for id
 	sortNames string         // the ordering names, for messages
+	searched  []int          // the fields with a substring filter, each with a substring index
 	sql       statements
 	insertOne string
 	// msgCodeExists is DRF's message for a duplicate code.
@@ -111,6 +112,9 @@ func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
 	r.sortable = map[string]int{"id": -1}
 	names := []string{"id"}
 	for i, f := range r.fields.List {
+		if f.Has(OpIContains) {
+			r.searched = append(r.searched, i)
+		}
 		if f.Sortable {
 			r.sortable[f.Key] = i
 			names = append(names, f.Key)

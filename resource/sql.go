@@ -29,8 +29,6 @@ type statements struct {
 	idByCode    string // the record holding a folded code
 	numChildren string // how many records name a record as parent
 	remove      string // delete one record
-	search      string // SQLite: the search index, quoted
-	searchCount string // SQLite: how many records a search finds
 	depth       string // how many ancestors ? has
 	height      string // how many levels lie below ? (0 for a leaf)
 	subtree     string // "subtree"(id, depth): every record below ?
@@ -58,10 +56,6 @@ func (r *Resource) newStatements() statements {
 		Raw(" WHERE ").Ident(fs.List[fs.Code].Fold).Raw(" = ").Param()
 	st.idByCode = idByCode.String()
 	st.remove = r.newSQL().Raw("DELETE FROM ").Ident(table).Raw(" WHERE ").Ident("id").Raw(" = ").Param().String()
-
-	search := db.SearchTable(table)
-	st.search = r.newSQL().Ident(search).String()
-	st.searchCount = r.newSQL().Raw("SELECT COUNT(*) FROM ").Ident(search).Raw(" WHERE ").Ident(search).Raw(" MATCH ").Param().String()
 
 	if !fs.Hierarchical() {
 		return st
@@ -289,8 +283,9 @@ func (sc *scanner) row() Row {
 
 // where writes the filters on alias a, as " WHERE ..." (nothing without
 // filters). An exact filter on a folded field also compares the folded
-// column, which is what its index is on.
-func (r *Resource) where(s *db.SQL, a string, filters []Filter, extra func(s *db.SQL)) {
+// column, which is what its index is on. The substring filter via names
+// finds its records through its substring index.
+func (r *Resource) where(s *db.SQL, a string, filters []Filter, via through) {
 	first := true
 	and := func() {
 		if first {
@@ -300,11 +295,7 @@ func (r *Resource) where(s *db.SQL, a string, filters []Filter, extra func(s *db
 			s.Raw(" AND ")
 		}
 	}
-	if extra != nil {
-		and()
-		extra(s)
-	}
-	for _, flt := range filters {
+	for i, flt := range filters {
 		f := &r.fields.List[flt.Field]
 		and()
 		if (flt.Op == OpExact || flt.Op == OpIContains) && (f.Kind == KindText || f.Kind == KindChoice) && !utf8.ValidString(flt.Value.Str) {
@@ -331,22 +322,24 @@ func (r *Resource) where(s *db.SQL, a string, filters []Filter, extra func(s *db
 				s.Raw(" IS NOT NULL")
 			}
 		case OpIContains:
+			if i == via.filter {
+				s.Col(a, "id").Raw(" IN (SELECT ").Col("g", "id").Raw(" FROM ")
+				via.sub.From(s, "g").Raw(")")
+				if via.sub.Exact() {
+					continue
+				}
+				s.Raw(" AND ")
+			}
 			r.contains(s, a, f, flt.Value.Str)
 		}
 	}
 }
 
-// contains selects records whose folded column holds folded. On SQLite a
-// value long enough for trigrams asks the search index; otherwise it is a
-// LIKE over the folded column, its wildcards escaped. The escape character
-// is '!' because a backslash means different things in MySQL's and
-// SQLite's string literals. On PostgreSQL a trigram index, when pg_trgm
-// is there, serves the LIKE.
+// contains selects records whose folded column holds folded: a LIKE over
+// the folded column, its wildcards escaped. The escape character is '!'
+// because a backslash means different things in MySQL's and SQLite's
+// string literals.
 func (r *Resource) contains(s *db.SQL, a string, f *Field, folded string) {
-	if phrase, ok := r.phrase(f, folded); ok {
-		s.Col(a, "id").Raw(" IN (SELECT rowid FROM " + r.sql.search + " WHERE " + r.sql.search + " MATCH ").Arg(phrase).Raw(")")
-		return
-	}
 	esc := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(folded)
 	s.Col(a, f.Fold).Raw(" LIKE ").Arg("%" + esc + "%").Raw(" ESCAPE '!'")
 }

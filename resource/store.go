@@ -106,6 +106,9 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 		ids, err := r.insertRows(ctx, tx, r.insertOne, 1, r.values(row.Values))
 		if err == nil {
 			row.ID = ids[0]
+			if err := r.indexSubstrings(ctx, tx, ids, [][]Value{row.Values}, nil); err != nil {
+				return err
+			}
 			return r.db.AddToCount(ctx, tx, r.desc.Table, 1)
 		}
 		if !refused(err) || r.db.Postgres() {
@@ -162,6 +165,7 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 		}
 		var set []string
 		var args []any
+		var changed []int
 		var errs []apierror.FieldError
 		out = Row{ID: cur.ID, Values: append([]Value(nil), cur.Values...)}
 		codeChanged := false
@@ -185,6 +189,7 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 			// on every update that changes a code.
 			codeChanged = codeChanged || f.Unique
 			out.Values[i] = v
+			changed = append(changed, i)
 			set, args = append(set, f.Column), append(args, sqlValue(f.Kind, v))
 			if f.Fold != "" {
 				set, args = append(set, f.Fold), append(args, foldArg(v))
@@ -214,7 +219,7 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 		if n, err := res.RowsAffected(); err == nil && n == 0 && !r.db.MySQL() {
 			return apierror.NotFoundError()
 		}
-		return nil
+		return r.reindexSubstrings(ctx, tx, id, changed, out.Values)
 	})
 	if err != nil {
 		return Row{}, r.writeError(err, in)

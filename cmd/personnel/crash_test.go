@@ -17,6 +17,7 @@ import (
 
 	"personnel/casefold"
 	"personnel/config"
+	"personnel/db"
 	"personnel/db/dbtest"
 )
 
@@ -239,8 +240,9 @@ func TestCrash_AcknowledgedWritesSurviveKill9(t *testing.T) {
 			s.cmd.Process.Signal(os.Interrupt)
 			<-s.done
 			if b.Name == config.DriverSQLite {
-				checkSQLite(t, cfg.DBDSN)
+				checkSQLiteCount(t, cfg.DBDSN)
 			}
+			checkSubstrings(t, cfg)
 			t.Logf("%d acknowledged records checked after 4 crashes", acknowledged)
 		})
 	}
@@ -321,23 +323,32 @@ func check(t *testing.T, l *ledger, c *client) int {
 	return certain
 }
 
-// checkSQLite checks what SQLite keeps beside the table: the stored count
-// and the search index.
-func checkSQLite(t *testing.T, path string) {
+// checkSQLiteCount checks the count SQLite keeps beside the table.
+func checkSQLiteCount(t *testing.T, path string) {
 	t.Helper()
-	db, err := stdsql.Open("sqlite", path)
+	conn, err := stdsql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer conn.Close()
 	var stored, real int
-	db.QueryRow("SELECT `records` FROM `personnel_record_count` WHERE `table_name` = 'personnel_department'").Scan(&stored)
-	db.QueryRow("SELECT COUNT(*) FROM `personnel_department`").Scan(&real)
+	conn.QueryRow("SELECT `records` FROM `personnel_record_count` WHERE `table_name` = 'personnel_department'").Scan(&stored)
+	conn.QueryRow("SELECT COUNT(*) FROM `personnel_department`").Scan(&real)
 	if stored != real {
 		t.Fatalf("stored count %d, table has %d", stored, real)
 	}
-	if _, err := db.Exec("INSERT INTO `personnel_department_search`(`personnel_department_search`, rank) VALUES ('integrity-check', 1)"); err != nil {
-		t.Fatalf("the search index disagrees with the table: %v", err)
-	}
+}
 
+// checkSubstrings checks that every substring index agrees with its
+// table: each record's rows are exactly the grams of its value.
+func checkSubstrings(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	d, err := db.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.CheckSubstrings(context.Background()); err != nil {
+		t.Fatalf("a substring index disagrees with its table: %v", err)
+	}
 }

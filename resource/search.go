@@ -1,0 +1,205 @@
+package resource
+
+import (
+	"context"
+	"math"
+	"unicode/utf8"
+
+	"personnel/casefold"
+	"personnel/db"
+)
+
+// Substring filters (icontains) are served by the substring index of their
+// folded column (db/substring.go) once it is trusted; until then, and for
+// a value that is not valid UTF-8, by a LIKE over the folded column, as
+// before the index existed. Either way the answer is the same; what the
+// planner below decides is only which is cheaper.
+//
+// The index gives, for a search, the number of records it finds (an index
+// range, costing what it matches) and their ids (the same range, sorted by
+// id). A LIKE walked in the order of the list (the primary key, or the
+// index an ordering follows) stops at the end of the page, after reading
+// about (offset+limit) x total / matches rows. So a selective search goes
+// through the index and a broad one walks the table, which finds a page of
+// common matches sooner than the index can list them all; the count,
+// which is known first, decides.
+
+// through names the filter (by its index in the query's filters) whose
+// substring index a query goes through; filter -1 goes through none.
+type through struct {
+	filter int
+	sub    db.Substring
+}
+
+var noIndex = through{filter: -1}
+
+// What the planner weighs, each per record, relative to reading one row of
+// the table in order and checking a LIKE on it.
+const (
+	// costID is reading one id from the index's range and sorting it.
+	costID = 1
+	// costJoin is that plus reading the record by id, as a query that
+	// goes through the index with another order or other filters does.
+	costJoin = 4
+)
+
+// search is a substring filter that its index can serve.
+type search struct {
+	through
+	// matches is how many records the index finds for it (candidates, for
+	// a value longer than the index's grams), or at least cap when the
+	// count stopped there.
+	matches int
+}
+
+// filtered returns the source of q's records within sc (nil: the whole
+// table), going through a substring index where that is cheaper.
+func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, error) {
+	t := r.table(q, sc)
+	total, err := r.total(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The one search of a list with no other filter: its count is the
+	// index's (exact, and never dearer than a LIKE over the table).
+	alone := len(q.Filters) == 1 && sc == nil
+	// Beyond limit matches a search that is not alone is walked whatever
+	// the page, so its count need not go further.
+	limit := total/costJoin + 1
+	var best search
+	found := 0
+	estimate := float64(total)
+	for i, f := range q.Filters {
+		s, ok, err := r.search(ctx, i, f, alone, limit)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if found == 0 || s.matches < best.matches {
+			best = s
+		}
+		found++
+		estimate *= float64(s.matches) / float64(max(total, 1))
+	}
+	if found == 0 {
+		return t, nil
+	}
+	exact := alone && best.sub.Exact()
+	if exact {
+		t.known = best.matches
+	} else if best.matches*costJoin < total {
+		t.tally = best.through
+	}
+	// The rows a LIKE walks in the list's order to fill the page.
+	offset, pageSize := (q.Page-1)*q.PageSize, q.PageSize
+	if q.Last {
+		offset = (max(1, int(math.Ceil(estimate/float64(pageSize)))) - 1) * pageSize
+	}
+	walked := total
+	if estimate >= 1 {
+		walked = int(min(float64(total), float64(offset+pageSize)*float64(total)/estimate))
+	}
+	switch _, byID := idOrder(q.Order); {
+	case exact && byID:
+		if best.matches*costID < walked {
+			t.page, t.idsPage = best.through, true
+		}
+	case best.matches*costJoin < walked:
+		t.page = best.through
+	}
+	return t, nil
+}
+
+// search returns filter i of a query, f, as a search its substring index
+// can serve, with the number of records it finds: exactly when exact is
+// set, otherwise up to limit.
+func (r *Resource) search(ctx context.Context, i int, f Filter, exact bool, limit int) (search, bool, error) {
+	field := &r.fields.List[f.Field]
+	if f.Op != OpIContains || f.Value.Str == "" || !utf8.ValidString(f.Value.Str) ||
+		!r.db.Trusted(ctx, r.desc.Table, db.SubstringStructure(field.Fold)) {
+		return search{}, false, nil
+	}
+	s := search{through: through{filter: i, sub: r.db.NewSubstring(r.desc.Table, field.Fold, f.Value.Str)}}
+	q := r.newSQL()
+	if exact {
+		q.Raw("SELECT COUNT(*) FROM ")
+		s.sub.From(q, "g")
+	} else {
+		q.Raw("SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ")
+		s.sub.From(q, "g").Raw(" LIMIT ").Arg(limit).Raw(") AS ").Ident("c")
+	}
+	err := db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches)
+	return s, err == nil, err
+}
+
+// total returns about how many records the table holds: the kept count,
+// trusted or not (it is only weighed), or a large number when there is
+// none, so that searches go through their index.
+func (r *Resource) total(ctx context.Context) (int, error) {
+	n, _, err := r.db.StoredCount(ctx, r.desc.Table)
+	if err != nil || n > 0 {
+		return n, err
+	}
+	return math.MaxInt32, nil
+}
+
+// pageOfIDs reads a page in id order whose ids come from the substring
+// index alone (the page's one filter being a search it answers), then
+// only the page's rows.
+func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]Row, error) {
+	r := t.r
+	dir := " ASC"
+	if desc, _ := idOrder(t.q.Order); desc {
+		dir = " DESC"
+	}
+	q := r.newSQL()
+	r.selectRows(q)
+	q.Raw(" JOIN (SELECT ").Col("g", "id").Raw(" FROM ")
+	t.page.sub.From(q, "g").Raw(" ORDER BY ").Col("g", "id").Raw(dir)
+	limitOffset(q, limit, offset)
+	q.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" ORDER BY ").Col("r", "id").Raw(dir)
+	return r.query(ctx, r.db.Read(), q.String(), q.Args...)
+}
+
+// indexSubstrings adds, in tx, the substring index rows of the records
+// ids[i] holding values[i], for the searched fields that fields names
+// (nil: every one). Rows are added, never replaced: a record updated
+// must have its old rows removed first (reindexSubstrings).
+func (r *Resource) indexSubstrings(ctx context.Context, tx db.Execer, ids []int, values [][]Value, fields []int) error {
+	if fields == nil {
+		fields = r.searched
+	}
+	for _, i := range fields {
+		f := &r.fields.List[i]
+		records := make([]db.Folded, 0, len(ids))
+		for k, id := range ids {
+			if v := values[k][i]; v.Valid && v.Str != "" {
+				records = append(records, db.Folded{ID: id, Value: casefold.Fold(v.Str)})
+			}
+		}
+		if err := r.db.AddSubstrings(ctx, tx, r.desc.Table, f.Fold, records); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reindexSubstrings replaces, in tx, the substring index rows of record id
+// for the searched fields among changed, which now hold values.
+func (r *Resource) reindexSubstrings(ctx context.Context, tx db.Execer, id int, changed []int, values []Value) error {
+	var fields []int
+	for _, i := range changed {
+		if r.fields.List[i].Has(OpIContains) {
+			fields = append(fields, i)
+			if err := r.db.RemoveSubstrings(ctx, tx, r.desc.Table, r.fields.List[i].Fold, id); err != nil {
+				return err
+			}
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return r.indexSubstrings(ctx, tx, []int{id}, [][]Value{values}, fields)
+}
