@@ -313,3 +313,43 @@ func TestLocks_FollowTheFlavorAndAreAccepted(t *testing.T) {
 		})
 	}
 }
+
+// A bulk load on SQLite drops the indexes on gram of the table's substring
+// indexes and makes them again at the end, even when the load fails; a
+// load that never reached its end (the process died) leaves them missing
+// until the next start makes them.
+func TestSQLite_BulkLoadMakesTheIndexesOnGramAgain(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	ctx := context.Background()
+	gramIndexes := func() int {
+		t.Helper()
+		n := column[int](t, d.Read(), "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE ? AND name LIKE '%_gram'",
+			cols.Table+"_%_substr")
+		return n[0]
+	}
+	boom := fmt.Errorf("boom")
+	err := d.BulkLoad(ctx, cols.Table, func() error {
+		if n := gramIndexes(); n != 0 {
+			t.Errorf("during the load %d indexes on gram are left", n)
+		}
+		insertNamed(t, d, "bulk", "bulk load")
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("bulk load: %v, want the load's error", err)
+	}
+	if n := gramIndexes(); n != len(cols.Search) {
+		t.Fatalf("after the load %d indexes on gram, want %d", n, len(cols.Search))
+	}
+	for _, col := range cols.Search {
+		if _, err := d.Write().ExecContext(ctx, "DROP INDEX `"+db.SubstringTable(cols.Table, col)+"_gram`"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := gramIndexes(); n != len(cols.Search) {
+		t.Fatalf("after a start %d indexes on gram, want %d", n, len(cols.Search))
+	}
+}

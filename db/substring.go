@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 
@@ -165,16 +165,20 @@ type Folded struct {
 	Value string
 }
 
-// substringBatch bounds the rows of one multi-row insert on MySQL, well
-// within max_allowed_packet.
-const substringBatch = 2000
+// substringBatch bounds the rows of one multi-row insert: on MySQL well
+// within max_allowed_packet, on SQLite within its limit on parameters.
+const substringBatch = 2048
 
 // AddSubstrings inserts the substring index rows of records into the index
 // of column in table, in tx (the transaction of the write that stored
-// them). The records must have no rows there yet. A statement carries
-// every row of any number of records: on SQLite as JSON (json_each) and on
-// PostgreSQL as arrays (unnest), so it has one text whatever the count and
-// is prepared once; MySQL's driver sends the values in the text anyway.
+// them). The records must have no rows there yet. On PostgreSQL one
+// statement takes every row of any number of records, as arrays (unnest),
+// so it has one text whatever the count and is prepared once. On MySQL
+// (whose driver sends the values in the text, preparing nothing) a
+// multi-row insert takes up to substringBatch rows. On SQLite, which
+// prepares and keeps each text, the inserts take a power of two of rows
+// each, so that a record's few rows cost a few statements of a dozen
+// shapes at most, not a statement of a new shape for every length.
 func (d *DB) AddSubstrings(ctx context.Context, tx Execer, table, column string, records []Folded) error {
 	var ids []int64
 	var texts []string
@@ -188,35 +192,26 @@ func (d *DB) AddSubstrings(ctx context.Context, tx Execer, table, column string,
 		return nil
 	}
 	side := SubstringTable(table, column)
-	s := d.SQL().Raw("INSERT INTO ").Ident(side).Raw(" (").Ident("id").Raw(", ").Ident("gram").Raw(", ").Ident("lcp").Raw(") ")
-	switch {
-	case d.SQLite():
-		rows := make([][3]any, len(ids))
-		for i := range ids {
-			rows[i] = [3]any{ids[i], texts[i], lcps[i]}
-		}
-		doc, err := json.Marshal(rows)
-		if err != nil {
-			return err
-		}
-		s.Raw("SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(").Arg(string(doc)).Raw(")")
-		_, err = tx.ExecContext(ctx, s.String(), s.Args...)
-		return err
-	case d.Postgres():
-		s.Raw("SELECT * FROM unnest(").Arg(ids).Raw("::bigint[], ").Arg(texts).Raw("::text[], ").Arg(lcps).Raw("::smallint[])")
-		_, err := tx.ExecContext(ctx, s.String(), s.Args...)
+	head := d.SQL().Raw("INSERT INTO ").Ident(side).Raw(" (").Ident("id").Raw(", ").Ident("gram").Raw(", ").Ident("lcp").Raw(") ")
+	if d.Postgres() {
+		head.Raw("SELECT * FROM unnest(").Arg(ids).Raw("::bigint[], ").Arg(texts).Raw("::text[], ").Arg(lcps).Raw("::smallint[])")
+		_, err := tx.ExecContext(ctx, head.String(), head.Args...)
 		return err
 	}
-	head := s.Raw("VALUES ").String()
-	for start := 0; start < len(ids); start += substringBatch {
-		end := min(start+substringBatch, len(ids))
-		s := d.SQL().Raw(head)
-		s.List(end-start, func(i int) {
+	head.Raw("VALUES ")
+	for start := 0; start < len(ids); {
+		n := min(len(ids)-start, substringBatch)
+		if d.SQLite() {
+			n = 1 << (bits.Len(uint(n)) - 1)
+		}
+		s := d.SQL().Raw(head.String())
+		s.List(n, func(i int) {
 			s.Raw("(").Arg(ids[start+i]).Raw(", ").Arg(texts[start+i]).Raw(", ").Arg(lcps[start+i]).Raw(")")
 		})
 		if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
 			return err
 		}
+		start += n
 	}
 	return nil
 }
@@ -253,13 +248,18 @@ var substringKind = &structureKind{
 
 func init() { structureKinds = append(structureKinds, substringKind) }
 
-// createSubstrings creates the index of s when it is missing. The index
-// and its table are created together (in one transaction where DDL is
-// transactional; on MySQL one statement), so a table that exists is whole.
+// createSubstrings creates the index of s when it is missing. The table
+// and its index on gram are created together (in one transaction where DDL
+// is transactional; on MySQL one statement). On SQLite the index on gram
+// is also made when only it is missing: a bulk load drops it meanwhile
+// (BulkLoad), and one that was interrupted leaves it missing.
 func createSubstrings(ctx context.Context, d *DB, s Structure) (bool, error) {
 	side := SubstringTable(s.Table.Table, s.Column)
 	exists, err := d.tableExists(ctx, side)
 	if err != nil || exists {
+		if err == nil && d.SQLite() {
+			_, err = d.write.ExecContext(ctx, d.gramIndex(side))
+		}
 		return false, err
 	}
 	gramIndex := shortName(side + "_gram")
@@ -289,8 +289,7 @@ func createSubstrings(ctx context.Context, d *DB, s Structure) (bool, error) {
 		Raw(") ON DELETE CASCADE)" + options)
 	stmts := []string{table.String()}
 	if indexed == "" {
-		stmts = append(stmts, d.SQL().Raw("CREATE INDEX ").Ident(gramIndex).Raw(" ON ").Ident(side).
-			Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")").String())
+		stmts = append(stmts, d.gramIndex(side))
 	}
 	err = d.InTx(ctx, func(tx *ent.Client) error {
 		for _, stmt := range stmts {
@@ -339,6 +338,14 @@ func (d *DB) dropFullTextIndexes(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// gramIndex is the statement that creates the index on gram of the
+// substring index side, on SQLite and PostgreSQL (MySQL's is in its
+// CREATE TABLE), when it does not exist.
+func (d *DB) gramIndex(side string) string {
+	return d.SQL().Raw("CREATE INDEX IF NOT EXISTS ").Ident(shortName(side + "_gram")).Raw(" ON ").Ident(side).
+		Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")").String()
 }
 
 // tableExists reports whether the table name exists.
