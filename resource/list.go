@@ -94,6 +94,10 @@ type tableSource struct {
 	// idsPage reads the page's ids from the substring index alone, in id
 	// order, when its one filter is a search the index answers.
 	idsPage bool
+	// walk, when above 0, first looks for the page among that many
+	// records in the list's order, every search by LIKE, and only when
+	// they do not fill it goes through the index as page says.
+	walk int
 }
 
 // table returns the source of q's filters and ordering within sc, with
@@ -118,12 +122,18 @@ func (t tableSource) start(s *db.SQL) {
 }
 
 func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
-	r := t.r
-	s := r.newSQL()
-	t.start(s)
+	if t.walk > 0 {
+		rows, err := t.walked(ctx, limit, offset)
+		if err != nil || len(rows) == limit {
+			return rows, err
+		}
+	}
 	if t.idsPage {
 		return t.pageOfIDs(ctx, limit, offset)
 	}
+	r := t.r
+	s := r.newSQL()
+	t.start(s)
 	if offset >= deferAfter && t.scope == nil {
 		// A deferred join: the page's ids come from a subquery that reads
 		// only ids, which SQLite and MySQL take from a narrow index (on

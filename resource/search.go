@@ -19,10 +19,16 @@ import (
 // range, costing what it matches) and their ids (the same range, sorted by
 // id). A LIKE walked in the order of the list (the primary key, or the
 // index an ordering follows) stops at the end of the page, after reading
-// about (offset+limit) x total / matches rows. So a selective search goes
-// through the index and a broad one walks the table, which finds a page of
-// common matches sooner than the index can list them all; the count,
-// which is known first, decides.
+// about (offset+limit) x total / matches rows when the matches are spread
+// evenly, and up to the whole table when they are not (a search of a name
+// in a list ordered by name finds them all in one place: "sales" at
+// 1,000,000 records walked 466,000 rows before its first match). So a
+// search through its index costs what it matches, a walk what the page
+// needs; the count, known first, says which is cheaper. When the walk
+// should be cheaper it is tried first, stopping after a few times the rows
+// it should need and never after more than the index would cost, so that
+// a walk that meets clustered matches costs at most twice what going
+// through the index would have.
 
 // through names the filter (by its index in the query's filters) whose
 // substring index a query goes through; filter -1 goes through none.
@@ -34,14 +40,25 @@ type through struct {
 var noIndex = through{filter: -1}
 
 // What the planner weighs, each per record, relative to reading one row of
-// the table in order and checking a LIKE on it.
+// the table in order and checking a LIKE on it. Measured at 1,000,000
+// records (BENCHMARKS.md): an id from an index range, read and sorted,
+// costs about as much as a row walked; reading a record by id 5 times as
+// much on PostgreSQL and 13 to 19 times on SQLite; counting the records of
+// an index range by reading each by id, against counting the table with a
+// LIKE, 13 times (SQLite) to 30 times (PostgreSQL).
 const (
 	// costID is reading one id from the index's range and sorting it.
 	costID = 1
-	// costJoin is that plus reading the record by id, as a query that
-	// goes through the index with another order or other filters does.
-	costJoin = 4
+	// costJoin is that plus reading the record by id, as a page that goes
+	// through the index with another order or other filters does.
+	costJoin = 8
+	// costCount is the same for a count, against a LIKE that scans.
+	costCount = 20
 )
+
+// walkSpan is how many times the rows a walk should need it may read
+// before the page is looked for through the index instead.
+const walkSpan = 4
 
 // search is a substring filter that its index can serve.
 type search struct {
@@ -64,7 +81,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	// index's (exact, and never dearer than a LIKE over the table).
 	alone := len(q.Filters) == 1 && sc == nil
 	// Beyond limit matches a search that is not alone is walked whatever
-	// the page, so its count need not go further.
+	// the page, and counted by scan, so its count need not go further.
 	limit := total/costJoin + 1
 	var best search
 	found := 0
@@ -89,25 +106,36 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	exact := alone && best.sub.Exact()
 	if exact {
 		t.known = best.matches
-	} else if best.matches*costJoin < total {
+	} else if best.matches*costCount < total {
 		t.tally = best.through
 	}
-	// The rows a LIKE walks in the list's order to fill the page.
+	// What the page costs through the index, and about what a walk costs
+	// (both in rows walked).
+	_, byID := idOrder(q.Order)
+	ids := exact && byID
+	through := best.matches * costJoin
+	if ids {
+		through = best.matches * costID
+	}
 	offset, pageSize := (q.Page-1)*q.PageSize, q.PageSize
 	if q.Last {
 		offset = (max(1, int(math.Ceil(estimate/float64(pageSize)))) - 1) * pageSize
 	}
-	walked := total
+	walk := float64(total)
 	if estimate >= 1 {
-		walked = int(min(float64(total), float64(offset+pageSize)*float64(total)/estimate))
+		walk = min(walk, float64(offset+pageSize)*float64(total)/estimate)
 	}
-	switch _, byID := idOrder(q.Order); {
-	case exact && byID:
-		if best.matches*costID < walked {
-			t.page, t.idsPage = best.through, true
-		}
-	case best.matches*costJoin < walked:
-		t.page = best.through
+	switch {
+	case through >= total:
+		// Dearer than walking the whole table: the LIKE alone.
+	case walk < float64(through) && sc == nil:
+		// MySQL reads every row of the walk's subquery before filtering
+		// (a derived table with a LIMIT is materialized), so the walk
+		// stops at a few times what it should need, before what the index
+		// would cost.
+		t.page, t.idsPage, t.walk = best.through, ids, int(min(float64(through), walkSpan*walk+1))
+	case walk >= float64(through):
+		t.page, t.idsPage = best.through, ids
 	}
 	return t, nil
 }
@@ -143,6 +171,33 @@ func (r *Resource) total(ctx context.Context) (int, error) {
 		return n, err
 	}
 	return math.MaxInt32, nil
+}
+
+// walked looks for the page among the first t.walk records in the list's
+// order that the filters other than searches select; the searches, by
+// LIKE, then pick the page from those. A full page is the page; a short
+// one may only mean the walk stopped too soon.
+func (t tableSource) walked(ctx context.Context, limit, offset int) ([]Row, error) {
+	r := t.r
+	var searches, others []Filter
+	for _, f := range t.q.Filters {
+		if f.Op == OpIContains {
+			searches = append(searches, f)
+		} else {
+			others = append(others, f)
+		}
+	}
+	s := r.newSQL()
+	t.start(s)
+	s.Raw("SELECT " + r.sql.columns + " FROM (SELECT ").Ident("r").Raw(".* FROM ")
+	t.from(s, "r")
+	r.where(s, "r", others, noIndex)
+	r.orderBy(s, "r", t.q.Order)
+	s.Raw(" LIMIT ").Arg(t.walk).Raw(") AS ").Ident("r")
+	r.where(s, "r", searches, noIndex)
+	r.orderBy(s, "r", t.q.Order)
+	limitOffset(s, limit, offset)
+	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
 }
 
 // pageOfIDs reads a page in id order whose ids come from the substring

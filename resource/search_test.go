@@ -64,8 +64,8 @@ func term(rng *rand.Rand, values []string) string {
 
 // Every way a list can find the records of a search (the planner's
 // choice, a LIKE over the table, the substring index for the page and the
-// count, the ids of the page from the index alone, a count known from the
-// index) gives the same page and count as filtering every record in Go by
+// count, the ids of the page from the index alone, a walk of so many
+// records before either, a count known from the index) gives the same page and count as filtering every record in Go by
 // its folded value, on every backend: in id order both ways, by name, with
 // a second search, with a parent filter, below a record; on records made
 // by create, bulk load and update, some deleted.
@@ -273,7 +273,7 @@ func checkSearches(t *testing.T, r *Resource, rng *rand.Rand, long string) {
 	}
 	// The planner must have chosen each way at least once, or the test no
 	// longer shows that its choices are right.
-	for _, way := range []string{"ids", "join", "walk", "index count", "known count", "like count"} {
+	for _, way := range []string{"ids", "join", "walk, then the index", "like", "index count", "known count", "like count"} {
 		if chose[way] == 0 {
 			t.Errorf("the planner never chose %s in this test (%v): make the data or the searches vary more", way, chose)
 		}
@@ -298,12 +298,14 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 	}
 	a := auto.(tableSource)
 	switch {
+	case a.walk > 0:
+		chose["walk, then the index"]++
 	case a.idsPage:
 		chose["ids"]++
 	case a.page.filter >= 0:
 		chose["join"]++
 	default:
-		chose["walk"]++
+		chose["like"]++
 	}
 	switch {
 	case a.known >= 0:
@@ -325,6 +327,11 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 		joined := r.table(q, sc)
 		joined.page, joined.tally = s.through, s.through
 		plans[fmt.Sprintf("index of filter %d", i)] = joined
+		for _, n := range []int{1, 3, 20, 1000} {
+			walk := joined
+			walk.walk = n
+			plans[fmt.Sprintf("a walk of %d, then the index of filter %d", n, i)] = walk
+		}
 		if len(q.Filters) == 1 && sc == nil && s.sub.Exact() {
 			known := r.table(q, sc)
 			known.known = s.matches
@@ -333,6 +340,8 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 				ids := known
 				ids.page, ids.idsPage = s.through, true
 				plans["ids from the index"] = ids
+				ids.walk = 1 + len(records)/10
+				plans["a walk, then ids from the index"] = ids
 			}
 		}
 	}
