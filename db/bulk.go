@@ -9,18 +9,21 @@ import (
 	"personnel/ent"
 )
 
-// BulkLoad runs load, which inserts many records into table. On SQLite it
-// gives the writer a large page cache meanwhile, and drops the indexes on
-// gram of the table's substring indexes until the end, when it makes them
-// again by sorting their rows once: inserted row by row at random places,
-// they took most of a load's time. On PostgreSQL it vacuums and analyzes
-// the table and its substring indexes afterwards: until autovacuum gets
-// round to it the planner knows nothing of the new rows (and plans the
-// recursive hierarchy queries and the searches with scans several times
-// slower than their index plans), and the count of a search, though it
-// reads only the index, visits every row it counts in the table to see
-// whether it is visible (a count 30 times slower). On MySQL it just runs
-// load.
+// BulkLoad runs load, which inserts many records into table. Into an empty
+// table it drops the indexes on gram of the table's substring indexes and
+// makes them again at the end, by sorting their rows once: inserted one by
+// one at random places they took most of a load's time, and on MariaDB
+// with its default 128 MiB buffer pool the load of a million records
+// slowed to a few hundred a second as that index outgrew the pool. (A
+// table that already holds records keeps them: searches of its records
+// meanwhile would scan the substring index.) On SQLite it gives the
+// writer a large page cache meanwhile. On PostgreSQL it vacuums and
+// analyzes the table and its substring indexes afterwards: until
+// autovacuum gets round to it the planner knows nothing of the new rows
+// (and plans the recursive hierarchy queries and the searches with scans
+// several times slower than their index plans), and the count of a
+// search, though it reads only the index, visits every row it counts in
+// the table to see whether it is visible (a count 30 times slower).
 func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) error {
 	i := slices.IndexFunc(ent.ResourceTables(), func(c ent.ResourceTable) bool { return c.Table == table })
 	if i < 0 {
@@ -30,35 +33,41 @@ func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) erro
 	for _, col := range ent.ResourceTables()[i].Search {
 		sides = append(sides, SubstringTable(table, col))
 	}
-	switch {
-	case d.Postgres():
-		if err := load(); err != nil {
-			return err
-		}
-		for _, name := range append([]string{table}, sides...) {
-			if _, err := d.Write().ExecContext(ctx, d.SQL().Raw("VACUUM ANALYZE ").Ident(name).String()); err != nil {
-				return err
-			}
-		}
-		return nil
-	case d.SQLite():
+	if d.SQLite() {
 		w := d.Write()
 		if _, err := w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
 			return err
 		}
 		defer w.ExecContext(context.WithoutCancel(ctx), "PRAGMA cache_size = -2000")
+	}
+	var held int
+	err := QueryRow(ctx, d.write, d.SQL().Raw("SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ").Ident(table).
+		Raw(" LIMIT 1) AS ").Ident("t").String(), nil, &held)
+	if err != nil {
+		return err
+	}
+	if held == 0 {
 		for _, side := range sides {
-			if _, err := w.ExecContext(ctx, d.SQL().Raw("DROP INDEX IF EXISTS ").Ident(shortName(side+"_gram")).String()); err != nil {
+			if err := d.dropGramIndex(ctx, side); err != nil {
 				return err
 			}
 		}
-		loadErr := load()
-		for _, side := range sides {
-			if _, err := w.ExecContext(context.WithoutCancel(ctx), d.gramIndex(side)); err != nil {
-				return errors.Join(loadErr, fmt.Errorf("making the index on gram of %s again: %w", side, err))
-			}
-		}
-		return loadErr
 	}
-	return load()
+	err = load()
+	for _, side := range sides {
+		// Made again even when the load failed, and checked at every
+		// start should this process not get here.
+		if ierr := d.addGramIndex(context.WithoutCancel(ctx), side); ierr != nil {
+			return errors.Join(err, fmt.Errorf("making the index on gram of %s: %w", side, ierr))
+		}
+	}
+	if err != nil || !d.Postgres() {
+		return err
+	}
+	for _, name := range append([]string{table}, sides...) {
+		if _, err := d.Write().ExecContext(ctx, d.SQL().Raw("VACUUM ANALYZE ").Ident(name).String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -250,15 +250,15 @@ func init() { structureKinds = append(structureKinds, substringKind) }
 
 // createSubstrings creates the index of s when it is missing. The table
 // and its index on gram are created together (in one transaction where DDL
-// is transactional; on MySQL one statement). On SQLite the index on gram
-// is also made when only it is missing: a bulk load drops it meanwhile
-// (BulkLoad), and one that was interrupted leaves it missing.
+// is transactional; on MySQL one statement). The index on gram alone is
+// made when only it is missing: a bulk load into an empty table drops it
+// meanwhile (BulkLoad), and one that was interrupted leaves it missing.
 func createSubstrings(ctx context.Context, d *DB, s Structure) (bool, error) {
 	side := SubstringTable(s.Table.Table, s.Column)
 	exists, err := d.tableExists(ctx, side)
 	if err != nil || exists {
-		if err == nil && d.SQLite() {
-			_, err = d.write.ExecContext(ctx, d.gramIndex(side))
+		if err == nil {
+			err = d.addGramIndex(ctx, side)
 		}
 		return false, err
 	}
@@ -289,7 +289,8 @@ func createSubstrings(ctx context.Context, d *DB, s Structure) (bool, error) {
 		Raw(") ON DELETE CASCADE)" + options)
 	stmts := []string{table.String()}
 	if indexed == "" {
-		stmts = append(stmts, d.gramIndex(side))
+		stmts = append(stmts, d.SQL().Raw("CREATE INDEX ").Ident(gramIndex).Raw(" ON ").Ident(side).
+			Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")").String())
 	}
 	err = d.InTx(ctx, func(tx *ent.Client) error {
 		for _, stmt := range stmts {
@@ -340,12 +341,57 @@ func (d *DB) dropFullTextIndexes(ctx context.Context) error {
 	return nil
 }
 
-// gramIndex is the statement that creates the index on gram of the
-// substring index side, on SQLite and PostgreSQL (MySQL's is in its
-// CREATE TABLE), when it does not exist.
-func (d *DB) gramIndex(side string) string {
-	return d.SQL().Raw("CREATE INDEX IF NOT EXISTS ").Ident(shortName(side + "_gram")).Raw(" ON ").Ident(side).
-		Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")").String()
+// hasGramIndex reports whether the index on gram of the substring index
+// side exists.
+func (d *DB) hasGramIndex(ctx context.Context, side string) (bool, error) {
+	var query string
+	switch {
+	case d.SQLite():
+		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?"
+	case d.Postgres():
+		query = "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2"
+	default:
+		query = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?"
+	}
+	var n int
+	err := QueryRow(ctx, d.write, query, []any{side, shortName(side + "_gram")}, &n)
+	return n > 0, err
+}
+
+// addGramIndex makes the index on gram of the substring index side when
+// it is missing (looked for first: on PostgreSQL even CREATE INDEX IF NOT
+// EXISTS takes a lock that holds writes back, and MySQL has no IF NOT
+// EXISTS for it). An index built at once over many rows is built by
+// sorting them, far faster than the same rows inserted one by one.
+func (d *DB) addGramIndex(ctx context.Context, side string) error {
+	if has, err := d.hasGramIndex(ctx, side); err != nil || has {
+		return err
+	}
+	name := shortName(side + "_gram")
+	s := d.SQL()
+	if d.MySQL() {
+		s.Raw("ALTER TABLE ").Ident(side).Raw(" ADD KEY ").Ident(name).Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(")")
+	} else {
+		s.Raw("CREATE INDEX ").Ident(name).Raw(" ON ").Ident(side).Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")")
+	}
+	_, err := d.write.ExecContext(ctx, s.String())
+	return err
+}
+
+// dropGramIndex drops the index on gram of the substring index side, if
+// it is there.
+func (d *DB) dropGramIndex(ctx context.Context, side string) error {
+	if has, err := d.hasGramIndex(ctx, side); err != nil || !has {
+		return err
+	}
+	s := d.SQL()
+	if d.MySQL() {
+		s.Raw("ALTER TABLE ").Ident(side).Raw(" DROP KEY ").Ident(shortName(side + "_gram"))
+	} else {
+		s.Raw("DROP INDEX ").Ident(shortName(side + "_gram"))
+	}
+	_, err := d.write.ExecContext(ctx, s.String())
+	return err
 }
 
 // tableExists reports whether the table name exists.
