@@ -248,59 +248,44 @@ var substringKind = &structureKind{
 
 func init() { structureKinds = append(structureKinds, substringKind) }
 
-// createSubstrings creates the index of s when it is missing. The table
-// and its index on gram are created together (in one transaction where DDL
-// is transactional; on MySQL one statement). The index on gram alone is
-// made when only it is missing: a bulk load into an empty table drops it
-// meanwhile (BulkLoad), and one that was interrupted leaves it missing.
+// createSubstrings creates the index of s when it is missing, and reports
+// whether it was. Its index on gram is made whenever it is missing: after
+// the table, and again after a bulk load into an empty table, which drops
+// it meanwhile (BulkLoad), or at the next start when such a load was
+// interrupted.
 func createSubstrings(ctx context.Context, d *DB, s Structure) (bool, error) {
 	side := SubstringTable(s.Table.Table, s.Column)
-	exists, err := d.tableExists(ctx, side)
-	if err != nil || exists {
-		if err == nil {
-			err = d.addGramIndex(ctx, side)
-		}
+	exists, err := d.exists(ctx, side, "")
+	if err != nil {
 		return false, err
 	}
-	gramIndex := shortName(side + "_gram")
-	// The same table everywhere, in each database's types: gram compares
-	// by code point (BINARY, "C", the binary collation of every table on
-	// MySQL), and the index on gram also gives the id, so that a count
-	// reads the index alone (InnoDB's secondary indexes hold the primary
-	// key already).
-	idType, gramType, lcpType, indexed, options := "BIGINT", "VARCHAR(16)", "SMALLINT", "", ""
-	switch {
-	case d.SQLite():
-		idType, gramType, lcpType, options = "INTEGER", "TEXT COLLATE BINARY", "INTEGER", " WITHOUT ROWID"
-	case d.Postgres():
-		gramType = `VARCHAR(16) COLLATE "C"`
-	default:
-		coll, err := d.binaryCollation()
-		if err != nil {
-			return false, err
-		}
-		indexed = d.SQL().Raw(", KEY ").Ident(gramIndex).Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(")").String()
-		options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=" + coll
-	}
-	table := d.SQL().Raw("CREATE TABLE ").Ident(side).Raw(" (").Ident("id").Raw(" " + idType + " NOT NULL, ").
-		Ident("gram").Raw(" " + gramType + " NOT NULL, ").Ident("lcp").Raw(" " + lcpType + " NOT NULL, ").
-		Raw("PRIMARY KEY (").Ident("id").Raw(", ").Ident("gram").Raw(")" + indexed + ", CONSTRAINT ").Ident(shortName(side + "_fk")).
-		Raw(" FOREIGN KEY (").Ident("id").Raw(") REFERENCES ").Ident(s.Table.Table).Raw(" (").Ident(s.Table.ID).
-		Raw(") ON DELETE CASCADE)" + options)
-	stmts := []string{table.String()}
-	if indexed == "" {
-		stmts = append(stmts, d.SQL().Raw("CREATE INDEX ").Ident(gramIndex).Raw(" ON ").Ident(side).
-			Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")").String())
-	}
-	err = d.InTx(ctx, func(tx *ent.Client) error {
-		for _, stmt := range stmts {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("%s: %w", stmt, err)
+	if !exists {
+		// The same table everywhere, in each database's types: gram
+		// compares by code point (BINARY, "C", the binary collation of
+		// every table on MySQL).
+		idType, gramType, lcpType, options := "BIGINT", "VARCHAR(16)", "SMALLINT", ""
+		switch {
+		case d.SQLite():
+			idType, gramType, lcpType, options = "INTEGER", "TEXT COLLATE BINARY", "INTEGER", " WITHOUT ROWID"
+		case d.Postgres():
+			gramType = `VARCHAR(16) COLLATE "C"`
+		default:
+			coll, err := d.binaryCollation()
+			if err != nil {
+				return false, err
 			}
+			options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=" + coll
 		}
-		return nil
-	})
-	return err == nil, err
+		table := d.SQL().Raw("CREATE TABLE ").Ident(side).Raw(" (").Ident("id").Raw(" " + idType + " NOT NULL, ").
+			Ident("gram").Raw(" " + gramType + " NOT NULL, ").Ident("lcp").Raw(" " + lcpType + " NOT NULL, ").
+			Raw("PRIMARY KEY (").Ident("id").Raw(", ").Ident("gram").Raw("), CONSTRAINT ").Ident(shortName(side + "_fk")).
+			Raw(" FOREIGN KEY (").Ident("id").Raw(") REFERENCES ").Ident(s.Table.Table).Raw(" (").Ident(s.Table.ID).
+			Raw(") ON DELETE CASCADE)" + options)
+		if _, err := d.write.ExecContext(ctx, table.String()); err != nil {
+			return false, fmt.Errorf("%s: %w", table.String(), err)
+		}
+	}
+	return !exists, d.addGramIndex(ctx, side)
 }
 
 // dropFullTextIndexes drops what earlier versions searched with, which
@@ -341,20 +326,30 @@ func (d *DB) dropFullTextIndexes(ctx context.Context) error {
 	return nil
 }
 
-// hasGramIndex reports whether the index on gram of the substring index
-// side exists.
-func (d *DB) hasGramIndex(ctx context.Context, side string) (bool, error) {
+// exists reports whether the table exists, or with index set, whether
+// that index of the table does.
+func (d *DB) exists(ctx context.Context, table, index string) (bool, error) {
 	var query string
+	args := []any{table}
+	if index != "" {
+		args = append(args, index)
+	}
 	switch {
+	case d.SQLite() && index == "":
+		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 	case d.SQLite():
 		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?"
+	case d.Postgres() && index == "":
+		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1"
 	case d.Postgres():
 		query = "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2"
+	case index == "":
+		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
 	default:
 		query = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?"
 	}
 	var n int
-	err := QueryRow(ctx, d.write, query, []any{side, shortName(side + "_gram")}, &n)
+	err := QueryRow(ctx, d.write, query, args, &n)
 	return n > 0, err
 }
 
@@ -364,7 +359,7 @@ func (d *DB) hasGramIndex(ctx context.Context, side string) (bool, error) {
 // EXISTS for it). An index built at once over many rows is built by
 // sorting them, far faster than the same rows inserted one by one.
 func (d *DB) addGramIndex(ctx context.Context, side string) error {
-	if has, err := d.hasGramIndex(ctx, side); err != nil || has {
+	if has, err := d.exists(ctx, side, shortName(side+"_gram")); err != nil || has {
 		return err
 	}
 	name := shortName(side + "_gram")
@@ -381,7 +376,7 @@ func (d *DB) addGramIndex(ctx context.Context, side string) error {
 // dropGramIndex drops the index on gram of the substring index side, if
 // it is there.
 func (d *DB) dropGramIndex(ctx context.Context, side string) error {
-	if has, err := d.hasGramIndex(ctx, side); err != nil || !has {
+	if has, err := d.exists(ctx, side, shortName(side+"_gram")); err != nil || !has {
 		return err
 	}
 	s := d.SQL()
@@ -392,22 +387,6 @@ func (d *DB) dropGramIndex(ctx context.Context, side string) error {
 	}
 	_, err := d.write.ExecContext(ctx, s.String())
 	return err
-}
-
-// tableExists reports whether the table name exists.
-func (d *DB) tableExists(ctx context.Context, name string) (bool, error) {
-	var query string
-	switch {
-	case d.SQLite():
-		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-	case d.Postgres():
-		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1"
-	default:
-		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	}
-	var n int
-	err := QueryRow(ctx, d.write, query, []any{name}, &n)
-	return n > 0, err
 }
 
 // rebuildBatch is how many records one transaction of a rebuild takes.
