@@ -73,8 +73,8 @@ const extraEntries = `    extra:
 // typed extra fields to positions and a flat leave_type resource,
 // generates again, checks that the start-up migration added the new
 // columns to the filled table (with the default where there is one), and
-// runs the HTTP contract tests, which run over every compiled resource,
-// against both.
+// runs the HTTP contract tests and the store's search test, which run
+// over every compiled resource, against both.
 func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, builds and tests a copy of the module")
@@ -119,7 +119,10 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	}
 	checkMigrated(t, filled[0][len("PERSONNEL_DB_DSN="):])
 
-	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "./server/")
+	// The contract tests, and the store's search test, which runs every
+	// plan of a search over every searched field of every resource (the
+	// extra description among them).
+	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "./server/", "./resource/")
 	if err != nil {
 		t.Fatalf("contract tests in the copy: %v\n%s", err, failures(out))
 	}
