@@ -3,6 +3,7 @@ package resource
 import (
 	"context"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"personnel/casefold"
@@ -187,27 +188,47 @@ func (r *Resource) total(ctx context.Context) (int, error) {
 // walked looks for the page among the first t.walk records in the list's
 // order that the filters other than searches select; the searches, by
 // LIKE, then pick the page from those. A full page is the page; a short
-// one may only mean the walk stopped too soon.
+// one may only mean the walk stopped too soon. The walk reads only the
+// columns the searches and the order need (MySQL copies every row it
+// walks into a temporary table), and then the page's rows by id.
 func (t tableSource) walked(ctx context.Context, limit, offset int) ([]Row, error) {
 	r := t.r
 	var searches, others []Filter
+	cols := []string{"id"}
+	need := func(col string) {
+		if col != "" && !slices.Contains(cols, col) {
+			cols = append(cols, col)
+		}
+	}
 	for _, f := range t.q.Filters {
 		if f.Op == OpIContains {
 			searches = append(searches, f)
+			need(r.fields.List[f.Field].Fold)
 		} else {
 			others = append(others, f)
 		}
 	}
+	for _, o := range t.q.Order {
+		if o.Field >= 0 {
+			need(r.fields.List[o.Field].Fold)
+			need(r.fields.List[o.Field].Column)
+		}
+	}
 	s := r.newSQL()
 	t.start(s)
-	s.Raw("SELECT " + r.sql.columns + " FROM (SELECT ").Ident("r").Raw(".* FROM ")
+	r.selectRows(s)
+	s.Raw(" JOIN (SELECT ").Col("w", "id").Raw(" FROM (SELECT ")
+	s.List(len(cols), func(i int) { s.Col("r", cols[i]) })
+	s.Raw(" FROM ")
 	t.from(s, "r")
 	r.where(s, "r", others, noIndex)
 	r.orderBy(s, "r", t.q.Order)
-	s.Raw(" LIMIT ").Arg(t.walk).Raw(") AS ").Ident("r")
-	r.where(s, "r", searches, noIndex)
-	r.orderBy(s, "r", t.q.Order)
+	s.Raw(" LIMIT ").Arg(t.walk).Raw(") AS ").Ident("w")
+	r.where(s, "w", searches, noIndex)
+	r.orderBy(s, "w", t.q.Order)
 	limitOffset(s, limit, offset)
+	s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id")
+	r.orderBy(s, "r", t.q.Order)
 	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
 }
 

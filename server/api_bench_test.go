@@ -160,8 +160,14 @@ func BenchmarkAPI(b *testing.B) {
 					b.Fatal(err)
 				}
 				if walk := 10 * total / max(matches, 1); walk < matches {
-					page = a.db.SQL().Raw("SELECT `r`.`id`, `r`.`dept_code`, `r`.`dept_name`, `r`.`parent_dept_id` FROM (SELECT `r`.* FROM `personnel_department` AS `r` ORDER BY `r`.`id` LIMIT ").
-						Arg(min(matches, 4*walk+1)).Raw(") AS `r` WHERE `r`.`dept_name_fold` LIKE ").Arg("%" + sr.term + "%").Raw(" ORDER BY `r`.`id` LIMIT 10")
+					limit := matches // as far as the index would cost; on MySQL, which reads it all, a few times the walk
+					if be.Name == config.DriverMySQL {
+						limit = min(matches, 4*walk+1)
+					}
+					page = a.db.SQL().Raw("SELECT `r`.`id`, `r`.`dept_code`, `r`.`dept_name`, `r`.`parent_dept_id` FROM `personnel_department` AS `r` " +
+						"JOIN (SELECT `w`.`id` FROM (SELECT `r`.`id`, `r`.`dept_name_fold` FROM `personnel_department` AS `r` ORDER BY `r`.`id` LIMIT ").Arg(limit).
+						Raw(") AS `w` WHERE `w`.`dept_name_fold` LIKE ").Arg("%" + sr.term + "%").
+						Raw(" ORDER BY `w`.`id` LIMIT 10) AS `p` ON `r`.`id` = `p`.`id` ORDER BY `r`.`id`")
 				}
 				like := "%" + sr.term + "%"
 				searches = append(searches, scenario{sr.name, get(r.coll() + "?dept_name_icontains=" + url.QueryEscape(sr.term)), func(b *testing.B) {
