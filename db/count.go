@@ -81,6 +81,19 @@ func (d *DB) StoredCount(ctx context.Context, table string) (int, bool, error) {
 	return int(n), slots == countSlots && trusted == 1, nil
 }
 
+// KeptCount writes a scalar subquery that gives the count kept for table,
+// trusted or not (0 when there is none), so that a statement can read it
+// beside what it counts itself, in one round trip: the search planner
+// weighs it.
+func (d *DB) KeptCount(s *SQL, table string) *SQL {
+	if d.KeepsCounts() {
+		return s.Raw("(SELECT COALESCE(SUM(").Ident("records").Raw("), 0) FROM ").Ident("personnel_count_slot").
+			Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(table).Raw(")")
+	}
+	return s.Raw("(SELECT COALESCE(MAX(").Ident("records").Raw("), 0) FROM ").Ident(CountTable).
+		Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(table).Raw(")")
+}
+
 // existingTables returns the resource tables that exist, before a
 // migration creates the missing ones.
 func (d *DB) existingTables(ctx context.Context) (map[string]bool, error) {

@@ -77,35 +77,46 @@ type search struct {
 // table), going through a substring index where that is cheaper.
 func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, error) {
 	t := r.table(q, sc)
-	total, err := r.total(ctx)
+	var found []search
+	for i, f := range q.Filters {
+		if s, ok := r.searchable(ctx, i, f); ok {
+			found = append(found, s)
+		}
+	}
+	if len(found) == 0 {
+		return t, nil
+	}
+	// The one search of a list with no other filter: its count is the
+	// index's (exact, and never dearer than a LIKE over the table), read
+	// in one statement with the size of the table.
+	alone := len(q.Filters) == 1 && sc == nil
+	var total int
+	var err error
+	if alone {
+		total, err = r.count(ctx, &found[0], -1)
+	} else {
+		if total, err = r.total(ctx); err != nil {
+			return nil, err
+		}
+		// Beyond limit matches a search that is not alone is walked
+		// whatever the page, and counted by scan, so its count need not
+		// go further.
+		for k := range found {
+			if _, err = r.count(ctx, &found[k], total/costJoin+1); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	// The one search of a list with no other filter: its count is the
-	// index's (exact, and never dearer than a LIKE over the table).
-	alone := len(q.Filters) == 1 && sc == nil
-	// Beyond limit matches a search that is not alone is walked whatever
-	// the page, and counted by scan, so its count need not go further.
-	limit := total/costJoin + 1
-	var best search
-	found := 0
+	best := found[0]
 	estimate := float64(total)
-	for i, f := range q.Filters {
-		s, ok, err := r.search(ctx, i, f, alone, limit)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		if found == 0 || s.matches < best.matches {
+	for _, s := range found {
+		if s.matches < best.matches {
 			best = s
 		}
-		found++
 		estimate *= float64(s.matches) / float64(max(total, 1))
-	}
-	if found == 0 {
-		return t, nil
 	}
 	exact := alone && best.sub.Exact()
 	if exact {
@@ -152,37 +163,48 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	return t, nil
 }
 
-// search returns filter i of a query, f, as a search its substring index
-// can serve, with the number of records it finds: exactly when exact is
-// set, otherwise up to limit.
-func (r *Resource) search(ctx context.Context, i int, f Filter, exact bool, limit int) (search, bool, error) {
+// searchable returns filter i of a query, f, as a search its substring
+// index can serve, if it can.
+func (r *Resource) searchable(ctx context.Context, i int, f Filter) (search, bool) {
 	field := &r.fields.List[f.Field]
 	if f.Op != OpIContains || f.Value.Str == "" || !utf8.ValidString(f.Value.Str) ||
 		!r.db.Trusted(ctx, r.desc.Table, db.SubstringStructure(field.Fold)) {
-		return search{}, false, nil
+		return search{}, false
 	}
-	s := search{through: through{filter: i, sub: r.db.NewSubstring(r.desc.Table, field.Fold, f.Value.Str)}}
+	return search{through: through{filter: i, sub: r.db.NewSubstring(r.desc.Table, field.Fold, f.Value.Str)}}, true
+}
+
+// count sets the number of records s finds, up to limit; with limit -1,
+// exactly, and it returns the size of the table too (total), read in the
+// same statement.
+func (r *Resource) count(ctx context.Context, s *search, limit int) (total int, err error) {
 	q := r.newSQL()
-	if exact {
-		q.Raw("SELECT COUNT(*) FROM ")
+	if limit < 0 {
+		q.Raw("SELECT COUNT(*), ")
+		r.db.KeptCount(q, r.desc.Table).Raw(" FROM ")
 		s.sub.From(q, "g")
-	} else {
-		q.Raw("SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ")
-		s.sub.From(q, "g").Raw(" LIMIT ").Arg(limit).Raw(") AS ").Ident("c")
+		err = db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches, &total)
+		return orLarge(total), err
 	}
-	err := db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches)
-	return s, err == nil, err
+	q.Raw("SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ")
+	s.sub.From(q, "g").Raw(" LIMIT ").Arg(limit).Raw(") AS ").Ident("c")
+	return 0, db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches)
 }
 
 // total returns about how many records the table holds: the kept count,
-// trusted or not (it is only weighed), or a large number when there is
-// none, so that searches go through their index.
+// trusted or not (it is only weighed).
 func (r *Resource) total(ctx context.Context) (int, error) {
 	n, _, err := r.db.StoredCount(ctx, r.desc.Table)
-	if err != nil || n > 0 {
-		return n, err
+	return orLarge(n), err
+}
+
+// orLarge is a kept count n, or when there is none a large number, so that
+// searches go through their index.
+func orLarge(n int) int {
+	if n > 0 {
+		return n
 	}
-	return math.MaxInt32, nil
+	return math.MaxInt32
 }
 
 // walked looks for the page among the first t.walk records in the list's

@@ -146,19 +146,17 @@ func BenchmarkAPI(b *testing.B) {
 				// reads the page's ids from the index (a selective search),
 				// or first walks the table in id order as far as a few times
 				// what the page should need (a common one: resource/search.go).
-				count := a.db.SQL().Raw("SELECT COUNT(*) FROM ")
+				// (with the size of the table, which the planner weighs)
+				count := a.db.SQL().Raw("SELECT COUNT(*), ")
+				a.db.KeptCount(count, "personnel_department").Raw(" FROM ")
 				sub := a.db.NewSubstring("personnel_department", "dept_name_fold", sr.term)
 				sub.From(count, "g")
-				var matches int
-				if err := read.QueryRow(count.String(), count.Args...).Scan(&matches); err != nil {
+				var matches, total int
+				if err := read.QueryRow(count.String(), count.Args...).Scan(&matches, &total); err != nil {
 					b.Fatal(err)
 				}
 				page := a.db.SQL().Raw("SELECT `r`.`id`, `r`.`dept_code`, `r`.`dept_name`, `r`.`parent_dept_id` FROM `personnel_department` AS `r` JOIN (SELECT `g`.`id` FROM ")
 				sub.From(page, "g").Raw(" ORDER BY `g`.`id` LIMIT 10) AS `p` ON `r`.`id` = `p`.`id` ORDER BY `r`.`id`")
-				total, _, err := a.db.StoredCount(ctx, "personnel_department")
-				if err != nil {
-					b.Fatal(err)
-				}
 				if walk := 10 * total / max(matches, 1); walk < matches {
 					limit := matches // as far as the index would cost; on MySQL, which reads it all, a few times the walk
 					if be.Name == config.DriverMySQL {
@@ -173,7 +171,9 @@ func BenchmarkAPI(b *testing.B) {
 				searches = append(searches, scenario{sr.name, get(r.coll() + "?dept_name_icontains=" + url.QueryEscape(sr.term)), func(b *testing.B) {
 					for b.Loop() {
 						queryAll(b, read, page.String(), page.Args...)
-						countRows(b, read, count.String(), count.Args...)
+						if err := read.QueryRow(count.String(), count.Args...).Scan(&matches, &total); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}},
 					// What the service did before the substring index (and
