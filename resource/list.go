@@ -122,6 +122,9 @@ func (t tableSource) start(s *db.SQL) {
 }
 
 func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
+	if t.known >= 0 && offset >= t.known {
+		return nil, nil // past the last record: nothing to look for
+	}
 	if t.walk > 0 {
 		rows, err := t.walked(ctx, limit, offset)
 		if err != nil || len(rows) == limit {

@@ -266,7 +266,12 @@ func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]Row, e
 	q := r.newSQL()
 	r.selectRows(q)
 	q.Raw(" JOIN (SELECT ").Col("g", "id").Raw(" FROM ")
-	t.page.sub.From(q, "g").Raw(" ORDER BY ").Col("g", "id").Raw(dir)
+	// By id + 0, which no index is in the order of: PostgreSQL, whose
+	// estimate of an index range knows nothing of the lcp bound, would
+	// otherwise walk the primary key (id, gram) in id order for the few
+	// ids of the range (for a search that finds nothing, 900 ms at
+	// 1,000,000 records, against 1 ms sorting what the range holds).
+	t.page.sub.From(q, "g").Raw(" ORDER BY ").Col("g", "id").Raw(" + 0" + dir)
 	limitOffset(q, limit, offset)
 	q.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" ORDER BY ").Col("r", "id").Raw(dir)
 	return r.query(ctx, r.db.Read(), q.String(), q.Args...)

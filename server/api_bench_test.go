@@ -156,7 +156,7 @@ func BenchmarkAPI(b *testing.B) {
 					b.Fatal(err)
 				}
 				page := a.db.SQL().Raw("SELECT `r`.`id`, `r`.`dept_code`, `r`.`dept_name`, `r`.`parent_dept_id` FROM `personnel_department` AS `r` JOIN (SELECT `g`.`id` FROM ")
-				sub.From(page, "g").Raw(" ORDER BY `g`.`id` LIMIT 10) AS `p` ON `r`.`id` = `p`.`id` ORDER BY `r`.`id`")
+				sub.From(page, "g").Raw(" ORDER BY `g`.`id` + 0 LIMIT 10) AS `p` ON `r`.`id` = `p`.`id` ORDER BY `r`.`id`")
 				if walk := 10 * total / max(matches, 1); walk < matches {
 					limit := matches // as far as the index would cost; on MySQL, which reads it all, a few times the walk
 					if be.Name == config.DriverMySQL {
