@@ -127,9 +127,12 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
 	seed.Env = env
+	started := time.Now()
 	if out, err := seed.CombinedOutput(); err != nil {
 		return fmt.Errorf("seeding: %v\n%s", err, out)
 	}
+	// On standard error, so that standard output stays the table.
+	fmt.Fprintf(os.Stderr, "%s: seeded %d departments in %.1f s\n", backend, n, time.Since(started).Seconds())
 	srv, err := start(bin, dir, env)
 	if err != nil {
 		return err
