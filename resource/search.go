@@ -180,9 +180,11 @@ func (r *Resource) searchable(ctx context.Context, i int, f Filter) (search, boo
 func (r *Resource) count(ctx context.Context, s *search, limit int) (total int, err error) {
 	q := r.newSQL()
 	if limit < 0 {
-		q.Raw("SELECT COUNT(*), ")
-		r.db.KeptCount(q, r.desc.Table).Raw(" FROM ")
-		s.sub.From(q, "g")
+		// Two scalar subqueries, not an aggregate beside a subquery,
+		// which MySQL's ONLY_FULL_GROUP_BY may refuse.
+		q.Raw("SELECT (SELECT COUNT(*) FROM ")
+		s.sub.From(q, "g").Raw("), ")
+		r.db.KeptCount(q, r.desc.Table)
 		err = db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches, &total)
 		return orLarge(total), err
 	}
