@@ -68,8 +68,8 @@ const walkSpan = 4
 type search struct {
 	through
 	// matches is how many records the index finds for it (candidates, for
-	// a value longer than the index's grams), or at least cap when the
-	// count stopped there.
+	// a value longer than the index's grams), or the limit its count
+	// stopped at.
 	matches int
 }
 
@@ -90,6 +90,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	// index's (exact, and never dearer than a LIKE over the table), read
 	// in one statement with the size of the table.
 	alone := len(q.Filters) == 1 && sc == nil
+	_, byID := idOrder(q.Order)
 	var total int
 	var err error
 	if alone {
@@ -98,11 +99,16 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 		if total, err = r.total(ctx); err != nil {
 			return nil, err
 		}
-		// Beyond limit matches a search that is not alone is walked
-		// whatever the page, and counted by scan, so its count need not
-		// go further.
+		// A search that is not alone is counted only as far as it
+		// decides anything: beyond that many matches it is counted by
+		// scan and its page walked (in id order; in another, a walk costs
+		// a record read by id too, and the limit is the table).
+		limit := total/costJoin + 1
+		if !byID {
+			limit = total + 1
+		}
 		for k := range found {
-			if _, err = r.count(ctx, &found[k], total/costJoin+1); err != nil {
+			if _, err = r.count(ctx, &found[k], limit); err != nil {
 				break
 			}
 		}
@@ -129,7 +135,6 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	// its own order; in another it reads each row by id, through the
 	// index of the ordering, as the page through the index reads its
 	// matches.
-	_, byID := idOrder(q.Order)
 	ids := exact && byID
 	through := best.matches * costJoin
 	switch {
