@@ -246,8 +246,6 @@ var substringKind = &structureKind{
 	rebuild: rebuildSubstrings,
 }
 
-func init() { structureKinds = append(structureKinds, substringKind) }
-
 // createSubstrings creates the index of s when it is missing, and reports
 // whether it was. Its index on gram is made whenever it is missing: after
 // the table, and again after a bulk load into an empty table, which drops
