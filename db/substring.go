@@ -121,7 +121,7 @@ type Substring struct {
 
 // NewSubstring returns the search of the folded value q (valid UTF-8, not
 // empty) in the substring index of column in table.
-func (d *DB) NewSubstring(table, column, q string) Substring {
+func NewSubstring(table, column, q string) Substring {
 	s := Substring{table: SubstringTable(table, column)}
 	prefix := []rune(q)
 	if len(prefix) > SubstringK {

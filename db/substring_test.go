@@ -105,7 +105,7 @@ func indexed(t *testing.T, d *db.DB, records map[string]string) map[string]int {
 func found(t *testing.T, d *db.DB, q string) []int {
 	t.Helper()
 	s := d.SQL().Raw("SELECT ").Col("g", "id").Raw(" FROM ")
-	d.NewSubstring(cols.Table, cols.NameFold, q).From(s, "g").Raw(" ORDER BY ").Col("g", "id")
+	db.NewSubstring(cols.Table, cols.NameFold, q).From(s, "g").Raw(" ORDER BY ").Col("g", "id")
 	return column[int](t, d.Read(), s.String(), s.Args...)
 }
 
@@ -113,7 +113,7 @@ func found(t *testing.T, d *db.DB, q string) []int {
 func countFound(t *testing.T, d *db.DB, q string) int {
 	t.Helper()
 	s := d.SQL().Raw("SELECT COUNT(*) FROM ")
-	d.NewSubstring(cols.Table, cols.NameFold, q).From(s, "g")
+	db.NewSubstring(cols.Table, cols.NameFold, q).From(s, "g")
 	var n int
 	if err := queryOne(d.Read(), s, &n); err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestSubstring_FindsEachRecordThatHoldsTheSearchOnce(t *testing.T) {
 				slices.Sort(want)
 				got := found(t, d, q)
 				if len([]rune(q)) > db.SubstringK {
-					if !d.NewSubstring(cols.Table, cols.NameFold, q).Exact() {
+					if !db.NewSubstring(cols.Table, cols.NameFold, q).Exact() {
 						for _, id := range want {
 							if !slices.Contains(got, id) {
 								t.Errorf("search %q: candidates %v lack %d", q, got, id)
@@ -225,7 +225,7 @@ func TestSubstring_TheCountReadsOnlyTheIndex(t *testing.T) {
 				explain = "EXPLAIN QUERY PLAN "
 			}
 			s := d.SQL().Raw(explain + "SELECT COUNT(*) FROM ")
-			d.NewSubstring(cols.Table, cols.NameFold, "ord").From(s, "g")
+			db.NewSubstring(cols.Table, cols.NameFold, "ord").From(s, "g")
 			plan := explainPlan(t, d, s)
 			for _, w := range want {
 				if !strings.Contains(plan, w) {

@@ -176,7 +176,7 @@ func (r *Resource) searchable(ctx context.Context, i int, f Filter) (search, boo
 		!r.db.Trusted(ctx, r.desc.Table, db.SubstringStructure(field.Fold)) {
 		return search{}, false
 	}
-	return search{through: through{filter: i, sub: r.db.NewSubstring(r.desc.Table, field.Fold, f.Value.Str)}}, true
+	return search{through: through{filter: i, sub: db.NewSubstring(r.desc.Table, field.Fold, f.Value.Str)}}, true
 }
 
 // count sets the number of records s finds, up to limit; with limit -1,

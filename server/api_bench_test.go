@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"personnel/config"
+	"personnel/db"
 	"personnel/db/dbtest"
 	"personnel/seed"
 	"personnel/server"
@@ -148,7 +149,7 @@ func BenchmarkAPI(b *testing.B) {
 				// what the page should need (a common one: resource/search.go).
 				// (with the size of the table, which the planner weighs)
 				count := a.db.SQL().Raw("SELECT (SELECT COUNT(*) FROM ")
-				sub := a.db.NewSubstring("personnel_department", "dept_name_fold", sr.term)
+				sub := db.NewSubstring("personnel_department", "dept_name_fold", sr.term)
 				sub.From(count, "g").Raw("), ")
 				a.db.KeptCount(count, "personnel_department")
 				var matches, total int
