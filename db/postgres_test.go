@@ -168,7 +168,7 @@ func withUser(t *testing.T, dsn, user string) string {
 // A bulk load on PostgreSQL leaves the table analyzed, so the planner
 // knows the rows at once (pg_class.reltuples stays -1, "never analyzed",
 // until something analyzes the table).
-func TestPostgres_BulkLoadAnalyzesTheTable(t *testing.T) {
+func TestPostgres_BulkLoadVacuumsAndAnalyzesTheTable(t *testing.T) {
 	d, _ := postgresBackend(t).Open(t)
 	ctx := context.Background()
 	err := d.BulkLoad(ctx, cols.Table, func() error {
@@ -183,8 +183,10 @@ func TestPostgres_BulkLoadAnalyzesTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tuples float64
-	s := d.SQL().Raw("SELECT reltuples FROM pg_class WHERE oid = ").Arg(cols.Table).Raw("::regclass")
-	if err := queryOne(d.Read(), s, &tuples); err != nil || tuples != 3 {
-		t.Fatalf("after the bulk load pg_class.reltuples = %v (%v), want 3", tuples, err)
+	var pages, visible int
+	s := d.SQL().Raw("SELECT reltuples, relpages, relallvisible FROM pg_class WHERE oid = ").Arg(cols.Table).Raw("::regclass")
+	if err := queryOne(d.Read(), s, &tuples, &pages, &visible); err != nil || tuples != 3 || pages == 0 || visible != pages {
+		t.Fatalf("after the bulk load pg_class says %v tuples, %d pages of which %d all-visible (%v); want 3 tuples and every page all-visible",
+			tuples, pages, visible, err)
 	}
 }

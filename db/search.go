@@ -165,16 +165,21 @@ func ensureSearchIndex(ctx context.Context, tx *ent.Client, c ent.ResourceTable)
 // table's search index triggers, its index being rebuilt once at the end.
 // Other tables keep their triggers, so their indexes are not rebuilt. An
 // interrupted load leaves the triggers missing, which the next migration
-// notices and repairs. On PostgreSQL it analyzes the table afterwards: until
-// autovacuum gets round to it the planner knows nothing of the new rows,
-// and plans the recursive hierarchy queries with scans several times
-// slower than their index plans. On MySQL it just runs load.
+// notices and repairs. On PostgreSQL it vacuums and analyzes the database
+// afterwards, as autovacuum would some time later: until then the planner
+// knows nothing of the new rows (it planned the recursive hierarchy
+// queries with scans several times slower than their index plans), and
+// index-only scans, which deep pages and counts rely on, visit the table
+// for every entry whose page is not yet marked all-visible (a deep page
+// at 1,000,000 records took 14 ms instead of 6.6 ms). On MySQL it just
+// runs load.
 func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) error {
 	if d.Postgres() {
 		if err := load(); err != nil {
 			return err
 		}
-		_, err := d.Write().ExecContext(ctx, (&SQL{postgres: true}).Raw("ANALYZE ").Ident(table).String())
+		// Not in a transaction: VACUUM refuses to run in one.
+		_, err := d.Write().ExecContext(ctx, "VACUUM (ANALYZE)")
 		return err
 	}
 	if d.Dialect != dialect.SQLite {
