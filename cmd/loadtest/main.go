@@ -127,9 +127,12 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
 	seed.Env = env
-	if out, err := seed.CombinedOutput(); err != nil {
+	out, err := seed.Output()
+	if err != nil {
 		return fmt.Errorf("seeding: %v\n%s", err, out)
 	}
+	// Standard error, so that the table on standard output stays whole.
+	fmt.Fprintf(os.Stderr, "%s: %s", backend, out)
 	srv, err := start(bin, dir, env)
 	if err != nil {
 		return err
