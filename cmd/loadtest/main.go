@@ -127,9 +127,11 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
 	seed.Env = env
+	var seedErr bytes.Buffer
+	seed.Stderr = &seedErr
 	out, err := seed.Output()
 	if err != nil {
-		return fmt.Errorf("seeding: %v\n%s", err, out)
+		return fmt.Errorf("seeding: %v\n%s%s", err, out, seedErr.Bytes())
 	}
 	// Standard error, so that the table on standard output stays whole.
 	fmt.Fprintf(os.Stderr, "%s: %s", backend, out)
