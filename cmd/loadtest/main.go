@@ -127,12 +127,14 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
 	seed.Env = env
-	started := time.Now()
-	if out, err := seed.CombinedOutput(); err != nil {
-		return fmt.Errorf("seeding: %v\n%s", err, out)
+	var seedErr bytes.Buffer
+	seed.Stderr = &seedErr
+	out, err := seed.Output()
+	if err != nil {
+		return fmt.Errorf("seeding: %v\n%s%s", err, out, seedErr.Bytes())
 	}
-	// On standard error, so that standard output stays the table.
-	fmt.Fprintf(os.Stderr, "%s: seeded %d departments in %.1f s\n", backend, n, time.Since(started).Seconds())
+	// Standard error, so that the table on standard output stays whole.
+	fmt.Fprintf(os.Stderr, "%s: %s", backend, out)
 	srv, err := start(bin, dir, env)
 	if err != nil {
 		return err
@@ -243,8 +245,8 @@ type scenario struct {
 
 // Search terms people type. Selective ones name a unit and a place (about
 // 1 in 1,500 names match); broad ones a single common word (about 1 in
-// 40); short ones are one or two characters, as in CJK names, which a
-// trigram index could not serve.
+// 40); short ones are one or two characters, as in CJK, which the trigram
+// index cannot serve.
 var (
 	selective = []string{"ärzte köln", "finanzen berlin", "logística sevilla", "продажи москва", "営業部 東京", "wartung wien"}
 	broad     = []string{"sales", "ärzte", "отдел", "wartung", "zürich"}
