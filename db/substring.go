@@ -173,7 +173,8 @@ const substringBatch = 2048
 // of column in table, in tx (the transaction of the write that stored
 // them). The records must have no rows there yet. On PostgreSQL one
 // statement takes every row of any number of records, as arrays (unnest),
-// so it has one text whatever the count and is prepared once. On MySQL
+// so it has one text whatever the count and is prepared once; in a bulk
+// load's transaction (CopyTx) the rows are streamed with COPY. On MySQL
 // (whose driver sends the values in the text, preparing nothing) a
 // multi-row insert takes up to substringBatch rows. On SQLite, which
 // prepares and keeps each text, the inserts take a power of two of rows
@@ -192,6 +193,16 @@ func (d *DB) AddSubstrings(ctx context.Context, tx Execer, table, column string,
 		return nil
 	}
 	side := SubstringTable(table, column)
+	if c, ok := tx.(*CopyTx); ok {
+		// A bulk load on PostgreSQL streams the rows, as it streams the
+		// records.
+		rows := make([][]any, len(ids))
+		for i := range ids {
+			rows[i] = []any{ids[i], texts[i], lcps[i]}
+		}
+		_, err := c.CopyFrom(ctx, side, []string{"id", "gram", "lcp"}, rows)
+		return err
+	}
 	head := d.SQL().Raw("INSERT INTO ").Ident(side).Raw(" (").Ident("id").Raw(", ").Ident("gram").Raw(", ").Ident("lcp").Raw(") ")
 	if d.Postgres() {
 		head.Raw("SELECT * FROM unnest(").Arg(ids).Raw("::bigint[], ").Arg(texts).Raw("::text[], ").Arg(lcps).Raw("::smallint[])")
