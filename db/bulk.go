@@ -18,7 +18,7 @@ import (
 // table that already holds records keeps them: searches of its records
 // meanwhile would scan the substring index.) On SQLite it gives the
 // writer a large page cache meanwhile. On PostgreSQL it vacuums and
-// analyzes the table and its substring indexes afterwards, as autovacuum
+// analyzes the table, its substring indexes and its closure afterwards, as autovacuum
 // would some time later: until then the planner knows nothing of the new
 // rows (it planned the recursive hierarchy queries and the searches with
 // scans several times slower than their index plans), and index-only
@@ -66,7 +66,11 @@ func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) erro
 	if err != nil || !d.Postgres() {
 		return err
 	}
-	for _, name := range append([]string{table}, sides...) {
+	vacuum := append([]string{table}, sides...)
+	if ent.ResourceTables()[i].Parent != "" {
+		vacuum = append(vacuum, ClosureTable(table))
+	}
+	for _, name := range vacuum {
 		if _, err := d.Write().ExecContext(ctx, d.SQL().Raw("VACUUM ANALYZE ").Ident(name).String()); err != nil {
 			return err
 		}

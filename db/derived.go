@@ -67,7 +67,7 @@ type structureKind struct {
 
 // structureKinds lists every kind of derived structure, in the order they
 // are created and rebuilt.
-var structureKinds = []*structureKind{substringKind}
+var structureKinds = []*structureKind{substringKind, closureKind}
 
 // Structures returns every derived structure of every resource table.
 func Structures() []Structure {

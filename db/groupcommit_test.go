@@ -183,6 +183,9 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	if err := d.CheckSubstrings(ctx); err != nil {
 		t.Fatalf("after the rolled-back writes: %v", err)
 	}
+	if err := d.CheckClosure(ctx); err != nil {
+		t.Fatalf("after the rolled-back writes: %v", err)
+	}
 }
 
 func TestInTx_SQLiteCancelledQueuedWriteDoesNotRun(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 // MaxDepth bounds every recursive query. Cycles cannot exist, but a bound
 // keeps a corrupted table from running away, and MySQL refuses recursion
-// past 1000 iterations by default (cte_max_recursion_depth). Records more
-// than MaxDepth-1 levels below the start of a query are not returned.
-const MaxDepth = 1000
+// past 1000 iterations by default (cte_max_recursion_depth). No write may
+// place a record MaxDepth levels below its root, so no answer is cut off.
+const MaxDepth = db.MaxDepth
 
 // DefaultTreeNodeLimit is the most nodes one tree answer may hold.
 const DefaultTreeNodeLimit = 10000
@@ -25,8 +25,12 @@ func (r *Resource) Descendants(ctx context.Context, id int, q Query) (Page, erro
 	if _, err := r.Get(ctx, id); err != nil {
 		return Page{}, err
 	}
-	sc := &scope{with: r.sql.subtree, name: "subtree", args: []any{id}}
+	ts := r.tree(ctx)
+	sc := &scope{with: ts.subtree, name: "subtree", args: []any{id}}
 	if desc, byID := idOrder(q.Order); byID && len(q.Filters) == 0 {
+		if ts.closure {
+			return r.list(ctx, q, closureSource{r: r, id: id, desc: desc})
+		}
 		return r.list(ctx, q, newSubtreeSource(r, sc, desc))
 	}
 	src, err := r.filtered(ctx, q, sc)
@@ -79,12 +83,7 @@ func (s subtreeSource) fetch(ctx context.Context, limit, offset int) ([]Row, err
 	if err := rows.Err(); err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	page := r.newSQL()
-	r.selectRows(page)
-	page.Raw(" WHERE ").Col("r", "id").Raw(" IN (")
-	page.List(len(ids), func(i int) { page.Arg(ids[i]) })
-	page.Raw(") ORDER BY ").Col("r", "id").Raw(dir)
-	return r.query(ctx, r.db.Read(), page.String(), page.Args...)
+	return r.rowsByID(ctx, ids, dir)
 }
 
 func (s subtreeSource) count(ctx context.Context) (int, error) {
@@ -97,12 +96,72 @@ func (s subtreeSource) count(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// closureSource lists the descendants of a record in id order with no
+// filter from its closure: the page's ids are a range of the closure's
+// primary key, its rows then read by id, and the count is that range
+// counted.
+type closureSource struct {
+	r    *Resource
+	id   int
+	desc bool
+}
+
+// below writes the closure's rows of the records below s.id.
+func (s closureSource) below(q *db.SQL) *db.SQL {
+	return q.Ident(db.ClosureTable(s.r.desc.Table)).Raw(" WHERE ").Ident("ancestor").Raw(" = ").Arg(s.id).
+		Raw(" AND ").Ident("depth").Raw(" > 0")
+}
+
+func (s closureSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
+	r := s.r
+	dir := " ASC"
+	if s.desc {
+		dir = " DESC"
+	}
+	q := s.below(r.newSQL().Raw("SELECT ").Ident("descendant").Raw(" FROM ")).Raw(" ORDER BY ").Ident("descendant").Raw(dir)
+	limitOffset(q, limit, offset)
+	rows, err := r.db.Read().QueryContext(ctx, q.String(), q.Args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []any
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	return r.rowsByID(ctx, ids, dir)
+}
+
+func (s closureSource) count(ctx context.Context) (int, error) {
+	var n int
+	q := s.below(s.r.newSQL().Raw("SELECT COUNT(*) FROM "))
+	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
+	return n, err
+}
+
+// rowsByID reads the records ids, in id order (dir " ASC" or " DESC").
+func (r *Resource) rowsByID(ctx context.Context, ids []any, dir string) ([]Row, error) {
+	page := r.newSQL()
+	r.selectRows(page)
+	page.Raw(" WHERE ").Col("r", "id").Raw(" IN (")
+	page.List(len(ids), func(i int) { page.Arg(ids[i]) })
+	page.Raw(") ORDER BY ").Col("r", "id").Raw(dir)
+	return r.query(ctx, r.db.Read(), page.String(), page.Args...)
+}
+
 // Ancestors returns the records above id, from the root down to its parent.
 func (r *Resource) Ancestors(ctx context.Context, id int) ([]Row, error) {
 	if _, err := r.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	q := r.newSQL().Stmt(r.sql.up+" ", id)
+	q := r.newSQL().Stmt(r.tree(ctx).up+" ", id)
 	r.selectRows(q)
 	q.Raw(" JOIN ").Ident("up").Raw(" ON ").Col("r", "id").Raw(" = ").Col("up", "id").
 		Raw(" ORDER BY ").Col("up", "depth").Raw(" DESC")
@@ -155,14 +214,14 @@ type Node struct {
 // levels deep, siblings by id. More than limit nodes is a 400 that says
 // how to ask for less.
 func (r *Resource) Tree(ctx context.Context, tq TreeQuery, limit int) ([]*Node, error) {
-	q := r.newSQL()
+	q, ts := r.newSQL(), r.tree(ctx)
 	if tq.Root != nil {
 		if _, err := r.Get(ctx, *tq.Root); err != nil {
 			return nil, err
 		}
-		q.Stmt(r.sql.forest+" ", *tq.Root, tq.Depth)
+		q.Stmt(ts.forest+" ", *tq.Root, tq.Depth)
 	} else {
-		q.Stmt(r.sql.roots+" ", tq.Depth)
+		q.Stmt(ts.roots+" ", tq.Depth)
 	}
 	r.selectRows(q)
 	q.Raw(" JOIN ").Ident("forest").Raw(" ON ").Col("r", "id").Raw(" = ").Col("forest", "id").

@@ -116,6 +116,11 @@ func (r *Resource) newValues(rec NewRecord) []Value {
 // loaded brings what the store keeps beside the table up to date with the
 // records ids, just loaded with values, in the loading transaction.
 func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int, values [][]Value) error {
+	if r.fields.Hierarchical() {
+		if _, err := r.db.LinkClosure(ctx, tx, r.desc.Table, ids); err != nil {
+			return err
+		}
+	}
 	if err := r.indexSubstrings(ctx, tx, ids, values, nil); err != nil {
 		return err
 	}

@@ -180,6 +180,9 @@ func fill(t *testing.T, r *Resource, rng *rand.Rand) (long string) {
 	if err := r.db.CheckSubstrings(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.db.CheckClosure(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return long
 }
 
@@ -288,7 +291,7 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 	var sc *scope
 	within := records
 	if below != nil {
-		sc = &scope{with: r.sql.subtree, name: "subtree", args: []any{*below}}
+		sc = &scope{with: r.tree(ctx).subtree, name: "subtree", args: []any{*below}}
 		within = descendantsOf(r, records, *below)
 	}
 	want, wantCount, wantErr := expected(r, q, within)

@@ -29,12 +29,20 @@ type statements struct {
 	idByCode    string // the record holding a folded code
 	numChildren string // how many records name a record as parent
 	remove      string // delete one record
-	depth       string // how many ancestors ? has
 	height      string // how many levels lie below ? (0 for a leaf)
-	subtree     string // "subtree"(id, depth): every record below ?
-	up          string // "up"(id, depth): the ancestors of ?, 1 for the parent
-	forest      string // "forest"(id, depth): the tree from root ?, 0 for the root
-	roots       string // "forest"(id, depth): the whole forest, 0 for the roots
+	walk        treeSQL
+	closure     treeSQL
+}
+
+// treeSQL are the WITH clauses of the hierarchy queries, each naming a
+// table of (id, depth): by a recursive walk of the table (walk), or from
+// its closure table (closure), a range of an index each.
+type treeSQL struct {
+	closure bool
+	subtree string // "subtree": every record below ?, 1 for its children
+	up      string // "up": the ancestors of ?, 1 for the parent
+	forest  string // "forest": the tree from root ? down ? levels, 0 for the root
+	roots   string // "forest": the whole forest ? levels down, 0 for the roots
 }
 
 func (r *Resource) newSQL() *db.SQL { return r.db.SQL() }
@@ -65,6 +73,14 @@ func (r *Resource) newStatements() statements {
 		Raw(" WHERE ").Ident("id").Raw(" = ").Param().Raw(locks.Share).String()
 	st.numChildren = r.newSQL().Raw("SELECT COUNT(*) FROM ").Ident(table).Raw(" WHERE ").Ident(parent).Raw(" = ").Param().String()
 
+	st.walk = r.walkSQL(table, parent)
+	st.closure = r.closureSQL(table, parent)
+	st.height = r.newSQL().Raw(st.walk.subtree).Raw(" SELECT COALESCE(MAX(").Ident("depth").Raw("), 0) FROM ").Ident("subtree").String()
+	return st
+}
+
+// walkSQL returns the hierarchy queries that walk table recursively.
+func (r *Resource) walkSQL(table, parent string) treeSQL {
 	limit := strconv.Itoa(MaxDepth)
 	down := func(name, depthStart string, anchor func(s *db.SQL), depthLimit func(s *db.SQL)) string {
 		s := r.newSQL()
@@ -80,19 +96,48 @@ func (r *Resource) newStatements() statements {
 	}
 	fixed := func(s *db.SQL) { s.Raw(limit) }
 	param := func(s *db.SQL) { s.Param() }
-	st.subtree = down("subtree", "1", func(s *db.SQL) { s.Ident(parent).Raw(" = ").Param() }, fixed)
-	st.forest = down("forest", "0", func(s *db.SQL) { s.Ident("id").Raw(" = ").Param() }, param)
-	st.roots = down("forest", "0", func(s *db.SQL) { s.Ident(parent).Raw(" IS NULL") }, param)
+	var w treeSQL
+	w.subtree = down("subtree", "1", func(s *db.SQL) { s.Ident(parent).Raw(" = ").Param() }, fixed)
+	w.forest = down("forest", "0", func(s *db.SQL) { s.Ident("id").Raw(" = ").Param() }, param)
+	w.roots = down("forest", "0", func(s *db.SQL) { s.Ident(parent).Raw(" IS NULL") }, param)
 	up := r.newSQL()
 	up.Raw("WITH RECURSIVE ").Ident("up").Raw(" (").Ident("id").Raw(", ").Ident("depth").Raw(") AS (SELECT ").
 		Ident(parent).Raw(", 1 FROM ").Ident(table).Raw(" WHERE ").Ident("id").Raw(" = ").Param().Raw(" AND ").Ident(parent).Raw(" IS NOT NULL").
 		Raw(" UNION ALL SELECT ").Col("p", parent).Raw(", ").Col("up", "depth").Raw(" + 1 FROM ").Ident(table).Raw(" AS ").Ident("p").
 		Raw(" JOIN ").Ident("up").Raw(" ON ").Col("p", "id").Raw(" = ").Col("up", "id").
 		Raw(" WHERE ").Col("p", parent).Raw(" IS NOT NULL AND ").Col("up", "depth").Raw(" < " + limit + ")")
-	st.up = up.String()
-	st.depth = r.newSQL().Raw(st.up).Raw(" SELECT COUNT(*) FROM ").Ident("up").String()
-	st.height = r.newSQL().Raw(st.subtree).Raw(" SELECT COALESCE(MAX(").Ident("depth").Raw("), 0) FROM ").Ident("subtree").String()
-	return st
+	w.up = up.String()
+	return w
+}
+
+// closureSQL returns the hierarchy queries that read the closure of table.
+func (r *Resource) closureSQL(table, parent string) treeSQL {
+	c := db.ClosureTable(table)
+	with := func(name, col, where string) *db.SQL {
+		return r.newSQL().Raw("WITH ").Ident(name).Raw(" (").Ident("id").Raw(", ").Ident("depth").Raw(") AS (SELECT ").
+			Col("c", col).Raw(", ").Col("c", "depth").Raw(" FROM ").Ident(c).Raw(" AS ").Ident("c").Raw(where)
+	}
+	cl := treeSQL{closure: true}
+	cl.subtree = with("subtree", "descendant", " WHERE ").Col("c", "ancestor").Raw(" = ").Param().
+		Raw(" AND ").Col("c", "depth").Raw(" > 0)").String()
+	cl.up = with("up", "ancestor", " WHERE ").Col("c", "descendant").Raw(" = ").Param().
+		Raw(" AND ").Col("c", "depth").Raw(" > 0)").String()
+	cl.forest = with("forest", "descendant", " WHERE ").Col("c", "ancestor").Raw(" = ").Param().
+		Raw(" AND ").Col("c", "depth").Raw(" <= ").Param().Raw(")").String()
+	roots := with("forest", "descendant", " JOIN ")
+	roots.Ident(table).Raw(" AS ").Ident("t").Raw(" ON ").Col("t", "id").Raw(" = ").Col("c", "ancestor").
+		Raw(" WHERE ").Col("t", parent).Raw(" IS NULL AND ").Col("c", "depth").Raw(" <= ").Param().Raw(")")
+	cl.roots = roots.String()
+	return cl
+}
+
+// tree returns the hierarchy queries to answer with: from the closure
+// once it is trusted (db/derived.go), by walking the table until then.
+func (r *Resource) tree(ctx context.Context) treeSQL {
+	if r.db.Trusted(ctx, r.desc.Table, db.ClosureStructure) {
+		return r.sql.closure
+	}
+	return r.sql.walk
 }
 
 // insert returns the statement that inserts n records with every column.

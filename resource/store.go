@@ -5,6 +5,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"personnel/apierror"
@@ -94,18 +95,20 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 	}
 	refused := func(err error) bool { return db.IsUniqueViolation(err) || db.IsForeignKeyViolation(err) }
 	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		if p := r.fields.Parent; p >= 0 && row.Values[p].Valid {
-			var depth int
-			if err := db.QueryRow(ctx, tx, r.sql.depth, []any{row.Values[p].Int}, &depth); err != nil {
-				return err
-			}
-			if depth+1 >= MaxDepth {
-				return apierror.Fields(r.tooDeep(int(row.Values[p].Int)))
-			}
-		}
 		ids, err := r.insertRows(ctx, tx, r.insertOne, 1, r.values(row.Values))
 		if err == nil {
 			row.ID = ids[0]
+			if p := r.fields.Parent; p >= 0 {
+				// The rows link the record to every ancestor, so there
+				// is one per level: too many is a chain too deep.
+				rows, err := r.db.LinkClosure(ctx, tx, r.desc.Table, ids)
+				if err != nil {
+					return err
+				}
+				if rows-1 >= MaxDepth {
+					return apierror.Fields(r.tooDeep(int(row.Values[p].Int)))
+				}
+			}
 			if err := r.indexSubstrings(ctx, tx, ids, [][]Value{row.Values}, nil); err != nil {
 				return err
 			}
@@ -218,6 +221,11 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 		// is gone.
 		if n, err := res.RowsAffected(); err == nil && n == 0 && !r.db.MySQL() {
 			return apierror.NotFoundError()
+		}
+		if slices.Contains(changed, r.fields.Parent) {
+			if err := r.db.MoveClosure(ctx, tx, r.desc.Table, id); err != nil {
+				return err
+			}
 		}
 		return r.reindexSubstrings(ctx, tx, id, changed, out.Values)
 	})

@@ -242,7 +242,7 @@ func TestCrash_AcknowledgedWritesSurviveKill9(t *testing.T) {
 			if b.Name == config.DriverSQLite {
 				checkSQLiteCount(t, cfg.DBDSN)
 			}
-			checkSubstrings(t, cfg)
+			checkDerived(t, cfg)
 			t.Logf("%d acknowledged records checked after 4 crashes", acknowledged)
 		})
 	}
@@ -339,9 +339,10 @@ func checkSQLiteCount(t *testing.T, path string) {
 	}
 }
 
-// checkSubstrings checks that every substring index agrees with its
-// table: each record's rows are exactly the grams of its value.
-func checkSubstrings(t *testing.T, cfg *config.Config) {
+// checkDerived checks that every substring index and closure agrees with its
+// table: each record's rows are exactly the grams of its value, or itself
+// and its ancestors.
+func checkDerived(t *testing.T, cfg *config.Config) {
 	t.Helper()
 	d, err := db.Open(context.Background(), cfg)
 	if err != nil {
@@ -350,5 +351,8 @@ func checkSubstrings(t *testing.T, cfg *config.Config) {
 	defer d.Close()
 	if err := d.CheckSubstrings(context.Background()); err != nil {
 		t.Fatalf("a substring index disagrees with its table: %v", err)
+	}
+	if err := d.CheckClosure(context.Background()); err != nil {
+		t.Fatalf("a closure disagrees with its table: %v", err)
 	}
 }
