@@ -93,7 +93,7 @@ func createClosure(ctx context.Context, d *DB, s Structure) (bool, error) {
 			// Named here, or MySQL would make its own for the foreign key.
 			table.Raw("KEY ").Ident(up).Raw(" (").Ident("descendant").Raw(", ").Ident("depth").Raw(", ").Ident("ancestor").Raw("), ")
 		}
-		table.Raw("CONSTRAINT ").Ident(shortName(c+"_fk")).Raw(" FOREIGN KEY (").Ident("descendant").Raw(") REFERENCES ").
+		table.Raw("CONSTRAINT ").Ident(shortName(c + "_fk")).Raw(" FOREIGN KEY (").Ident("descendant").Raw(") REFERENCES ").
 			Ident(s.Table.Table).Raw(" (").Ident(s.Table.ID).Raw(") ON DELETE CASCADE)" + options)
 		if _, err := d.write.ExecContext(ctx, table.String()); err != nil {
 			return false, fmt.Errorf("%s: %w", table.String(), err)

@@ -235,7 +235,7 @@ func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 		a.exec(insert)
 		old := r.decodeList(t, a.do(http.MethodGet, r.query(r.Fields.Code+"=OLD"), nil)).Data[0].ID
 		tr[old] = mid
-		a.exec(a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent+"_id").Raw(" = ").Arg(other).
+		a.exec(a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent + "_id").Raw(" = ").Arg(other).
 			Raw(" WHERE ").Ident("id").Raw(" = ").Arg(mid))
 		tr[mid] = other
 		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident("personnel_derived").Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(r.Table))

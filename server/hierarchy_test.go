@@ -313,7 +313,7 @@ func TestHierarchy_AChainDeeperThanTheBoundIsRefusedNamingTheParent(t *testing.T
 		}
 		err = a.db.InTx(ctx, func(tx *ent.Client) error {
 			for i := 1; i < len(ids); i++ {
-				s := a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent+"_id").Raw(" = ").Arg(ids[i-1]).
+				s := a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent + "_id").Raw(" = ").Arg(ids[i-1]).
 					Raw(" WHERE ").Ident("id").Raw(" = ").Arg(ids[i])
 				if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
 					return err
