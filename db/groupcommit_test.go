@@ -24,8 +24,8 @@ func create(ctx context.Context, tx *ent.Client, code string) error {
 }
 
 // createIndexed creates a record of code as create does, and adds the
-// grams of its folded code to the code's substring index, as the store
-// does.
+// grams of its folded code to the code's substring index and (for a
+// hierarchy) its closure row, as the store does.
 func createIndexed(ctx context.Context, d *db.DB, tx *ent.Client, code string) error {
 	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`) VALUES (?, ?, '', '')", cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold)
 	res, err := tx.ExecContext(ctx, q, code, strings.ToLower(code))
@@ -35,6 +35,11 @@ func createIndexed(ctx context.Context, d *db.DB, tx *ent.Client, code string) e
 	id, err := res.LastInsertId()
 	if err != nil {
 		return err
+	}
+	if cols.Parent != "" {
+		if _, err := d.LinkClosure(ctx, tx, cols.Table, []int{int(id)}); err != nil {
+			return err
+		}
 	}
 	return d.AddSubstrings(ctx, tx, cols.Table, cols.CodeFold, []db.Folded{{ID: int(id), Value: strings.ToLower(code)}})
 }
@@ -175,8 +180,8 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	if got, want := codes(t, d), []string{"HELD", "KEPT1", "KEPT2"}; !slices.Equal(got, want) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
-	// The rolled-back writes' trigger work and substring index rows were
-	// undone with them.
+	// The rolled-back writes' trigger work, substring index rows and
+	// closure rows were undone with them.
 	if stored, real := sqliteCounts(t, d); stored != 3 || real != 3 {
 		t.Fatalf("stored count %d, real %d, want 3", stored, real)
 	}

@@ -6,55 +6,46 @@ import (
 	"net/http"
 	"testing"
 
-	"personnel/casefold"
 	"personnel/config"
 	"personnel/db/dbtest"
-	"personnel/ent"
+	"personnel/resource"
+	"personnel/server"
 )
 
 // benchTree fills departments with one tree of n nodes on 6 levels (1, 6,
 // 36, 216, 1296 nodes, then the rest spread over the last level) and
-// returns the root's id.
+// returns the root's id. It loads them as personnel seed does, so the
+// count, substring indexes and closure are kept.
 func benchTree(b *testing.B, a *api, n int) int {
 	ctx := context.Background()
-	c := a.db.Write()
-	create := func(code string, parent *int) *ent.DepartmentCreate {
-		return c.Department.Create().SetCode(code).SetCodeFold(casefold.Fold(code)).
-			SetName("Dept " + code).SetNameFold(casefold.Fold("Dept " + code)).SetNillableParentID(parent)
-	}
-	root, err := create("N0", nil).Save(ctx)
+	load := server.Loaders(a.db)["department"]
+	ids, err := load.Load(ctx, []resource.NewRecord{{Code: "N0", Name: "Dept N0"}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	level, made := []int{root.ID}, 1
+	root := ids[0]
+	level, made := []int{root}, 1
 	for depth := 1; depth < 6 && made < n; depth++ {
 		per := 6
 		if depth == 5 {
 			per = (n - made + len(level) - 1) / len(level)
 		}
-		var builders []*ent.DepartmentCreate
+		var recs []resource.NewRecord
 		for _, p := range level {
 			for i := 0; i < per && made < n; i++ {
-				builders = append(builders, create(fmt.Sprintf("N%d", made), &p))
+				code := fmt.Sprintf("N%d", made)
+				recs = append(recs, resource.NewRecord{Code: code, Name: "Dept " + code, ParentID: &p})
 				made++
 			}
 		}
-		var next []int
-		for start := 0; start < len(builders); start += 500 {
-			batch, err := c.Department.CreateBulk(builders[start:min(start+500, len(builders))]...).Save(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, d := range batch {
-				next = append(next, d.ID)
-			}
+		if level, err = load.Load(ctx, recs); err != nil {
+			b.Fatal(err)
 		}
-		level = next
 	}
 	if made != n {
 		b.Fatalf("made %d nodes, want %d", made, n)
 	}
-	return root.ID
+	return root
 }
 
 // BenchmarkHierarchy measures descendants and tree of a 10,000-node,
