@@ -18,14 +18,14 @@ import (
 // table that already holds records keeps them: searches of its records
 // meanwhile would scan the substring index.) On SQLite it gives the
 // writer a large page cache meanwhile. On PostgreSQL it vacuums and
-// analyzes the table, its substring indexes and its closure afterwards, as autovacuum
-// would some time later: until then the planner knows nothing of the new
-// rows (it planned the recursive hierarchy queries and the searches with
-// scans several times slower than their index plans), and index-only
-// scans, which deep pages, counts and a search's count rely on, visit the
-// table for every entry whose page is not yet marked all-visible (a deep
-// page at 1,000,000 records took 14 ms instead of 6.6 ms, a search's count
-// 30 times as long).
+// analyzes the table, its substring indexes and its closure afterwards,
+// as autovacuum would some time later: until then the planner knows
+// nothing of the new rows (it planned the recursive hierarchy queries and
+// the searches with scans several times slower than their index plans),
+// and index-only scans, which deep pages, counts and a search's count rely
+// on, visit the table for every entry whose page is not yet marked
+// all-visible (a deep page at 1,000,000 records took 14 ms instead of
+// 6.6 ms, a search's count 30 times as long).
 func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) error {
 	i := slices.IndexFunc(ent.ResourceTables(), func(c ent.ResourceTable) bool { return c.Table == table })
 	if i < 0 {
