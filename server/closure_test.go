@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"personnel/db"
-	"personnel/db/dbtest"
 	"personnel/resource"
 	"personnel/server"
 )
@@ -240,14 +239,8 @@ func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 		tr[mid] = other
 		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident("personnel_derived").Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(r.Table))
 
-		// A replica of this version starts.
-		d := dbtest.MustOpen(t, a.cfg)
-		srv, err := server.New(a.cfg, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := *a
-		b.db, b.srv, b.h = d, srv, srv.Handler()
+		b := a.replica(t)
+		d := b.db
 		if trusted := d.Trusted(ctx, r.Table, db.ClosureStructure); trusted != (a.backend == "sqlite") {
 			t.Fatalf("after the start the closure is trusted: %v", trusted)
 		}

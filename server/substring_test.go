@@ -40,14 +40,8 @@ func TestSearch_ATableFromBeforeItsIndexesIsSearchedRightBeforeAndAfterReindex(t
 		a.exec(rename)
 		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident("personnel_derived").Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(r.Table))
 
-		// A replica of this version starts.
-		d := dbtest.MustOpen(t, a.cfg)
-		srv, err := server.New(a.cfg, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := *a
-		b.db, b.srv, b.h = d, srv, srv.Handler()
+		b := a.replica(t)
+		d := b.db
 		structure := db.SubstringStructure(r.Fields.Name + "_fold")
 		if trusted := d.Trusted(ctx, r.Table, structure); trusted != (a.backend == "sqlite") {
 			t.Fatalf("after the start the name's substring index is trusted: %v", trusted)
@@ -72,6 +66,20 @@ func TestSearch_ATableFromBeforeItsIndexesIsSearchedRightBeforeAndAfterReindex(t
 		}
 		check("after the reindex")
 	})
+}
+
+// replica starts another replica of this version on a's database, as a
+// rolling upgrade would.
+func (a *api) replica(t *testing.T) *api {
+	t.Helper()
+	d := dbtest.MustOpen(t, a.cfg)
+	srv, err := server.New(a.cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := *a
+	b.db, b.srv, b.h = d, srv, srv.Handler()
+	return &b
 }
 
 // exec runs a statement behind the service's back.
