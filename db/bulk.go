@@ -10,13 +10,14 @@ import (
 )
 
 // BulkLoad runs load, which inserts many records into table. Into an empty
-// table it drops the indexes on gram of the table's substring indexes and
-// makes them again at the end, by sorting their rows once: inserted one by
-// one at random places they took most of a load's time, and on MariaDB
-// with its default 128 MiB buffer pool the load of a million records
-// slowed to a few hundred a second as that index outgrew the pool. (A
-// table that already holds records keeps them: searches of its records
-// meanwhile would scan the substring index.) On SQLite it gives the
+// table it drops the indexes on gram of the table's substring indexes, and
+// the index on ancestor of its closure, and makes them again at the end,
+// by sorting their rows once: inserted one by one at random places they
+// took most of a load's time, and on MariaDB with its default 128 MiB
+// buffer pool the load of a million records slowed to a few hundred a
+// second as those indexes outgrew the pool. (A table that already holds
+// records keeps them: searches and subtrees of its records meanwhile
+// would scan the substring index or the closure.) On SQLite it gives the
 // writer a large page cache meanwhile. On PostgreSQL it vacuums and
 // analyzes the table, its substring indexes and its closure afterwards,
 // as autovacuum would some time later: until then the planner knows
@@ -48,27 +49,41 @@ func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) erro
 	if err != nil {
 		return err
 	}
+	var closure string
+	if ent.ResourceTables()[i].Parent != "" {
+		closure = ClosureTable(table)
+	}
 	if held == 0 {
 		for _, side := range sides {
 			if err := d.dropGramIndex(ctx, side); err != nil {
 				return err
 			}
 		}
+		if closure != "" {
+			if err := d.dropClosureIndex(ctx, closure); err != nil {
+				return err
+			}
+		}
 	}
 	err = load()
+	// Made again even when the load failed, and checked at every start
+	// should this process not get here.
 	for _, side := range sides {
-		// Made again even when the load failed, and checked at every
-		// start should this process not get here.
 		if ierr := d.addGramIndex(context.WithoutCancel(ctx), side); ierr != nil {
 			return errors.Join(err, fmt.Errorf("making the index on gram of %s: %w", side, ierr))
+		}
+	}
+	if closure != "" {
+		if ierr := d.addClosureIndex(context.WithoutCancel(ctx), closure); ierr != nil {
+			return errors.Join(err, fmt.Errorf("making the index on ancestor of %s: %w", closure, ierr))
 		}
 	}
 	if err != nil || !d.Postgres() {
 		return err
 	}
 	vacuum := append([]string{table}, sides...)
-	if ent.ResourceTables()[i].Parent != "" {
-		vacuum = append(vacuum, ClosureTable(table))
+	if closure != "" {
+		vacuum = append(vacuum, closure)
 	}
 	for _, name := range vacuum {
 		if _, err := d.Write().ExecContext(ctx, d.SQL().Raw("VACUUM ANALYZE ").Ident(name).String()); err != nil {

@@ -12,14 +12,14 @@ import (
 // The closure of a hierarchy is a side table of its resource table, the
 // same on every backend:
 //
-//	<table>_closure (ancestor, descendant, depth), PRIMARY KEY (ancestor, descendant),
-//	index (descendant, depth, ancestor), descendant REFERENCES <table>(id) ON DELETE CASCADE
+//	<table>_closure (descendant, ancestor, depth), PRIMARY KEY (descendant, ancestor),
+//	index (ancestor, descendant, depth), descendant REFERENCES <table>(id) ON DELETE CASCADE
 //
 // with one row for every record and each of its ancestors (depth levels
 // up), and one for the record itself (depth 0). The descendants of a record
-// are then one range of the primary key, in id order, and its ancestors one
-// range of the other index: a page and a count of a subtree cost what they
-// return, not a recursive walk of the subtree per request.
+// are then one range of the index on ancestor, in id order, and its
+// ancestors one range of the primary key: a page and a count of a subtree
+// cost what they return, not a recursive walk of the subtree per request.
 //
 // Every row of a record is computed from the table itself: the store walks
 // up the parent ids from the record in the statement that inserts its
@@ -69,16 +69,21 @@ var closureKind = &structureKind{
 	rebuild: rebuildClosure,
 }
 
-// createClosure creates the closure table of s and its index when they
-// are missing, and reports whether the table was.
+// createClosure creates the closure table of s when it is missing, and
+// reports whether it was. Its index on ancestor is made whenever it is
+// missing: after the table, and again after a bulk load into an empty
+// table, which drops it meanwhile (BulkLoad), or at the next start when
+// such a load was interrupted.
 func createClosure(ctx context.Context, d *DB, s Structure) (bool, error) {
 	c := ClosureTable(s.Table.Table)
 	exists, err := d.exists(ctx, c, "")
 	if err != nil {
 		return false, err
 	}
-	up := shortName(c + "_up")
 	if !exists {
+		// Clustered by descendant: a new record's rows go at the end of
+		// the table, where a bulk load appends them, instead of at the
+		// end of each of its ancestors' ranges, scattered over the table.
 		idType, options := "BIGINT", ""
 		switch {
 		case d.SQLite():
@@ -86,26 +91,48 @@ func createClosure(ctx context.Context, d *DB, s Structure) (bool, error) {
 		case d.MySQL():
 			options = " ENGINE=InnoDB"
 		}
-		table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("ancestor").Raw(" " + idType + " NOT NULL, ").
-			Ident("descendant").Raw(" " + idType + " NOT NULL, ").Ident("depth").Raw(" INTEGER NOT NULL, ").
-			Raw("PRIMARY KEY (").Ident("ancestor").Raw(", ").Ident("descendant").Raw("), ")
-		if d.MySQL() {
-			// Named here, or MySQL would make its own for the foreign key.
-			table.Raw("KEY ").Ident(up).Raw(" (").Ident("descendant").Raw(", ").Ident("depth").Raw(", ").Ident("ancestor").Raw("), ")
-		}
-		table.Raw("CONSTRAINT ").Ident(shortName(c + "_fk")).Raw(" FOREIGN KEY (").Ident("descendant").Raw(") REFERENCES ").
+		table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("descendant").Raw(" " + idType + " NOT NULL, ").
+			Ident("ancestor").Raw(" " + idType + " NOT NULL, ").Ident("depth").Raw(" INTEGER NOT NULL, ").
+			Raw("PRIMARY KEY (").Ident("descendant").Raw(", ").Ident("ancestor").Raw("), ").
+			Raw("CONSTRAINT ").Ident(shortName(c + "_fk")).Raw(" FOREIGN KEY (").Ident("descendant").Raw(") REFERENCES ").
 			Ident(s.Table.Table).Raw(" (").Ident(s.Table.ID).Raw(") ON DELETE CASCADE)" + options)
 		if _, err := d.write.ExecContext(ctx, table.String()); err != nil {
 			return false, fmt.Errorf("%s: %w", table.String(), err)
 		}
 	}
-	if has, err := d.exists(ctx, c, up); err != nil || has {
-		return !exists, err
+	return !exists, d.addClosureIndex(ctx, c)
+}
+
+// closureIndex names the index on ancestor of the closure table c, which
+// serves subtrees: the descendants of a record, in id order, with their
+// depth.
+func closureIndex(c string) string { return shortName(c + "_down") }
+
+// addClosureIndex makes the index on ancestor of the closure table c when
+// it is missing (looked for first, as addGramIndex explains).
+func (d *DB) addClosureIndex(ctx context.Context, c string) error {
+	if has, err := d.exists(ctx, c, closureIndex(c)); err != nil || has {
+		return err
 	}
-	index := d.SQL().Raw("CREATE INDEX ").Ident(up).Raw(" ON ").Ident(c).Raw(" (").Ident("descendant").Raw(", ").
-		Ident("depth").Raw(", ").Ident("ancestor").Raw(")")
-	_, err = d.write.ExecContext(ctx, index.String())
-	return !exists, err
+	s := d.SQL().Raw("CREATE INDEX ").Ident(closureIndex(c)).Raw(" ON ").Ident(c).Raw(" (").Ident("ancestor").Raw(", ").
+		Ident("descendant").Raw(", ").Ident("depth").Raw(")")
+	_, err := d.write.ExecContext(ctx, s.String())
+	return err
+}
+
+// dropClosureIndex drops the index on ancestor of the closure table c, if
+// it is there. Until it is made again, subtrees are read by a scan of the
+// closure: slower, and the same answers.
+func (d *DB) dropClosureIndex(ctx context.Context, c string) error {
+	if has, err := d.exists(ctx, c, closureIndex(c)); err != nil || !has {
+		return err
+	}
+	s := d.SQL().Raw("DROP INDEX ").Ident(closureIndex(c))
+	if d.MySQL() {
+		s.Raw(" ON ").Ident(c)
+	}
+	_, err := d.write.ExecContext(ctx, s.String())
+	return err
 }
 
 // closureChunk bounds the ids of one statement on MySQL and SQLite

@@ -98,8 +98,8 @@ func (s subtreeSource) count(ctx context.Context) (int, error) {
 
 // closureSource lists the descendants of a record in id order with no
 // filter from its closure: the page's ids are a range of the closure's
-// primary key, its rows then read by id, and the count is that range
-// counted.
+// index on ancestor, its rows then read by id, and the count is that
+// range counted.
 type closureSource struct {
 	r    *Resource
 	id   int
