@@ -67,23 +67,7 @@ func (s subtreeSource) fetch(ctx context.Context, limit, offset int) ([]Row, err
 	q := r.newSQL().Stmt(s.sc.with, slices.Clone(s.sc.args)...).Raw(" SELECT ").Ident("id").Raw(", COUNT(*) OVER () FROM ").Ident("subtree").
 		Raw(" ORDER BY ").Ident("id").Raw(dir)
 	limitOffset(q, limit, offset)
-	rows, err := r.db.Read().QueryContext(ctx, q.String(), q.Args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []any
-	for rows.Next() {
-		var id int
-		if err := rows.Scan(&id, s.total); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	return r.rowsByID(ctx, ids, dir)
+	return r.pageByID(ctx, q, dir, s.total)
 }
 
 func (s subtreeSource) count(ctx context.Context) (int, error) {
@@ -120,15 +104,30 @@ func (s closureSource) fetch(ctx context.Context, limit, offset int) ([]Row, err
 	}
 	q := s.below(r.newSQL().Raw("SELECT ").Ident("descendant").Raw(" FROM ")).Raw(" ORDER BY ").Ident("descendant").Raw(dir)
 	limitOffset(q, limit, offset)
+	return r.pageByID(ctx, q, dir)
+}
+
+func (s closureSource) count(ctx context.Context) (int, error) {
+	var n int
+	q := s.below(s.r.newSQL().Raw("SELECT COUNT(*) FROM "))
+	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
+	return n, err
+}
+
+// pageByID runs q, whose rows are ids in page order (each followed by the
+// columns scanned into more), then reads those records in the same order
+// (dir " ASC" or " DESC").
+func (r *Resource) pageByID(ctx context.Context, q *db.SQL, dir string, more ...any) ([]Row, error) {
 	rows, err := r.db.Read().QueryContext(ctx, q.String(), q.Args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var ids []any
+	var id int
+	dest := append([]any{&id}, more...)
 	for rows.Next() {
-		var id int
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		ids = append(ids, id)
@@ -137,13 +136,6 @@ func (s closureSource) fetch(ctx context.Context, limit, offset int) ([]Row, err
 		return nil, err
 	}
 	return r.rowsByID(ctx, ids, dir)
-}
-
-func (s closureSource) count(ctx context.Context) (int, error) {
-	var n int
-	q := s.below(s.r.newSQL().Raw("SELECT COUNT(*) FROM "))
-	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
-	return n, err
 }
 
 // rowsByID reads the records ids, in id order (dir " ASC" or " DESC").
