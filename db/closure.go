@@ -84,13 +84,7 @@ func createClosure(ctx context.Context, d *DB, s Structure) (bool, error) {
 		// Clustered by descendant: a new record's rows go at the end of
 		// the table, where a bulk load appends them, instead of at the
 		// end of each of its ancestors' ranges, scattered over the table.
-		idType, options := "BIGINT", ""
-		switch {
-		case d.SQLite():
-			idType, options = "INTEGER", " WITHOUT ROWID"
-		case d.MySQL():
-			options = " ENGINE=InnoDB"
-		}
+		idType, options := d.sideTable()
 		table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("descendant").Raw(" " + idType + " NOT NULL, ").
 			Ident("ancestor").Raw(" " + idType + " NOT NULL, ").Ident("depth").Raw(" INTEGER NOT NULL, ").
 			Raw("PRIMARY KEY (").Ident("descendant").Raw(", ").Ident("ancestor").Raw("), ").
@@ -101,6 +95,19 @@ func createClosure(ctx context.Context, d *DB, s Structure) (bool, error) {
 		}
 	}
 	return !exists, d.addClosureIndex(ctx, c)
+}
+
+// sideTable returns the type of a record id in a table kept beside a
+// resource table, and the options that end its definition: clustered by
+// its primary key, on SQLite too.
+func (d *DB) sideTable() (idType, options string) {
+	switch {
+	case d.SQLite():
+		return "INTEGER", " WITHOUT ROWID"
+	case d.MySQL():
+		return "BIGINT", " ENGINE=InnoDB"
+	}
+	return "BIGINT", ""
 }
 
 // closureIndex names the index on ancestor of the closure table c, which
@@ -141,7 +148,11 @@ const closureChunk = 1000
 
 // inIDs writes "<column> IN (...)" for ids, or "= ANY(...)" on PostgreSQL.
 func (d *DB) inIDs(s *SQL, column string, ids []int) *SQL {
-	s.Ident(column)
+	return d.inList(s.Ident(column), ids)
+}
+
+// inList writes " IN (...)" for ids, or " = ANY(...)" on PostgreSQL.
+func (d *DB) inList(s *SQL, ids []int) *SQL {
 	if d.Postgres() {
 		all := make([]int64, len(ids))
 		for i, id := range ids {
@@ -235,10 +246,11 @@ func (d *DB) relink(ctx context.Context, tx Execer, t ent.ResourceTable, ids []i
 }
 
 // MoveClosure relinks, in tx, the record id of t, whose parent tx has just
-// changed, and every record below it. The record must be locked already;
-// the records below it are locked here, until none is found that is not,
-// so that no walk up through any of them (a create's, a rebuild's, another
-// move's) runs meanwhile.
+// changed, and every record below it, and moves the subtree's size from
+// the counts of its former ancestors to its new ones. The record must be
+// locked already; the records below it are locked here, until none is
+// found that is not, so that no walk up through any of them (a create's, a
+// rebuild's, another move's) runs meanwhile.
 func (d *DB) MoveClosure(ctx context.Context, tx *ent.Client, table string, id int) error {
 	t, err := hierarchy(table)
 	if err != nil {
@@ -280,7 +292,22 @@ func (d *DB) MoveClosure(ctx context.Context, tx *ent.Client, table string, id i
 			locked[m] = true
 		}
 	}
-	return d.relink(ctx, tx, t, append(members, id))
+	// The subtree's records leave the counts of the ancestors it leaves
+	// and join those of the ancestors it joins.
+	above := d.SQL().Raw("SELECT ").Ident("ancestor").Raw(" FROM ").Ident(ClosureTable(t.Table)).Raw(" WHERE ").Ident("descendant").
+		Raw(" = ").Param().Raw(" AND ").Ident("depth").Raw(" > 0").String()
+	from, err := queryInts(ctx, tx, above, id)
+	if err != nil {
+		return err
+	}
+	if err := d.relink(ctx, tx, t, append(members, id)); err != nil {
+		return err
+	}
+	to, err := queryInts(ctx, tx, above, id)
+	if err != nil {
+		return err
+	}
+	return d.moveCounts(ctx, tx, t.Table, from, to, len(members)+1)
 }
 
 // queryInts runs a query of one integer column on c and returns its values.
@@ -332,9 +359,10 @@ func rebuildClosure(ctx context.Context, d *DB, s Structure) (int, error) {
 // closureRow is one row of a closure table.
 type closureRow struct{ ancestor, descendant, depth int }
 
-// CheckClosure compares every closure with its table and returns an error
-// naming the first record whose rows are not exactly its ancestors and
-// itself: for tests, and the invariants the crash test checks.
+// CheckClosure compares every closure and its subtree counts with its
+// table and returns an error naming the first record whose rows are not
+// exactly its ancestors and itself, or whose counts do not sum to the
+// records below it: for tests, and the invariants the crash test checks.
 func (d *DB) CheckClosure(ctx context.Context) error {
 	for _, s := range Structures() {
 		if s.kind != closureKind {
@@ -381,9 +409,34 @@ func (d *DB) CheckClosure(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		below := map[int]int{}
 		for r := range want {
 			if !have[r] {
 				return fmt.Errorf("closure of %s: no row %+v", t.Table, r)
+			}
+			if r.depth > 0 {
+				below[r.ancestor]++
+			}
+		}
+		counts := d.SQL().Raw("SELECT ").Ident("ancestor").Raw(", SUM(").Ident("records").Raw(") FROM ").
+			Ident(SubtreeCountTable(t.Table)).Raw(" GROUP BY ").Ident("ancestor")
+		err = queryRows(ctx, d.read, counts.String(), func(scan func(dest ...any) error) error {
+			var a, n int
+			if err := scan(&a, &n); err != nil {
+				return err
+			}
+			if n != below[a] {
+				return fmt.Errorf("subtree counts of %s: %d below %d, where the table has %d", t.Table, n, a, below[a])
+			}
+			delete(below, a)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for a, n := range below {
+			if n > 0 {
+				return fmt.Errorf("subtree counts of %s: none for %d, which has %d below it", t.Table, a, n)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	stdsql "database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -147,7 +148,9 @@ func (d *DB) reconcileCounts(ctx context.Context, existed map[string]bool, trust
 				}
 				slots, sum, minTrusted = slots+1, sum+records, min(minTrusted, trusted)
 			}
-			if err := rows.Close(); err != nil {
+			// A lock the rows could not get (a deadlock, a timeout) ends
+			// the rows with an error, which Close does not return.
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 				return err
 			}
 			var n int64

@@ -16,12 +16,13 @@ import (
 
 // Derived structures are what the service keeps beside a resource table so
 // that a request reads a range of an index instead of walking the table:
-// the substring index of each searched column (substring.go) and the
-// closure of a hierarchy (closure.go). The store writes them in the
-// transaction of every write that changes what they derive from, on every
-// backend (no triggers: TiDB has none, and MySQL with binary logging lets
-// only privileged users create them), and the database deletes a record's
-// rows with the record (ON DELETE CASCADE).
+// the substring index of each searched column (substring.go), the
+// closure of a hierarchy (closure.go) and its subtree counts (subtree.go).
+// The store writes them in the transaction of every write that changes
+// what they derive from, on every backend (no triggers: TiDB has none, and
+// MySQL with binary logging lets only privileged users create them), and
+// the database deletes a record's rows with the record (ON DELETE
+// CASCADE), but for its subtree counts, which the delete drops itself.
 //
 // Like a kept count, a structure is only as good as its writers: a replica
 // of a version that did not keep it, still running during a rolling
@@ -66,8 +67,8 @@ type structureKind struct {
 }
 
 // structureKinds lists every kind of derived structure, in the order they
-// are created and rebuilt.
-var structureKinds = []*structureKind{substringKind, closureKind}
+// are created and rebuilt: subtree counts count the closure.
+var structureKinds = []*structureKind{substringKind, closureKind, subtreeCountKind}
 
 // Structures returns every derived structure of every resource table.
 func Structures() []Structure {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -434,7 +435,9 @@ func rebuildSubstrings(ctx context.Context, d *DB, s Structure) (int, error) {
 				}
 				records, ids = append(records, f), append(ids, f.ID)
 			}
-			if err := rows.Close(); err != nil {
+			// A lock the rows could not get (a deadlock, a timeout) ends
+			// the rows with an error, which Close does not return.
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 				return err
 			}
 			if len(ids) == 0 {
@@ -513,9 +516,10 @@ func (d *DB) CheckSubstrings(ctx context.Context) error {
 	return nil
 }
 
-// queryRows runs query on c and calls row for each row it returns.
-func queryRows(ctx context.Context, c *ent.Client, query string, row func(scan func(dest ...any) error) error) error {
-	rows, err := c.QueryContext(ctx, query)
+// queryRows runs query with args on c and calls row for each row it
+// returns.
+func queryRows(ctx context.Context, c *ent.Client, query string, row func(scan func(dest ...any) error) error, args ...any) error {
+	rows, err := c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}

@@ -82,8 +82,9 @@ func (s subtreeSource) count(ctx context.Context) (int, error) {
 
 // closureSource lists the descendants of a record in id order with no
 // filter from its closure: the page's ids are a range of the closure's
-// index on ancestor, its rows then read by id, and the count is that
-// range counted.
+// index on ancestor, its rows then read by id, and the count is the
+// record's kept subtree count (or, until that is trusted, the range
+// counted).
 type closureSource struct {
 	r    *Resource
 	id   int
@@ -109,7 +110,14 @@ func (s closureSource) fetch(ctx context.Context, limit, offset int) ([]Row, err
 
 func (s closureSource) count(ctx context.Context) (int, error) {
 	var n int
-	q := s.below(s.r.newSQL().Raw("SELECT COUNT(*) FROM "))
+	table := s.r.desc.Table
+	q := s.r.newSQL()
+	if s.r.db.Trusted(ctx, table, db.SubtreeCountStructure) {
+		q.Raw("SELECT COALESCE(SUM(").Ident("records").Raw("), 0) FROM ").Ident(db.SubtreeCountTable(table)).
+			Raw(" WHERE ").Ident("ancestor").Raw(" = ").Arg(s.id)
+	} else {
+		s.below(q.Raw("SELECT COUNT(*) FROM "))
+	}
 	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
 	return n, err
 }

@@ -124,6 +124,11 @@ func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int, values [
 	if err := r.indexSubstrings(ctx, tx, ids, values, nil); err != nil {
 		return err
 	}
+	if r.fields.Hierarchical() {
+		if err := r.db.CountBelow(ctx, tx, r.desc.Table, ids, 1); err != nil {
+			return err
+		}
+	}
 	return r.db.AddToCount(ctx, tx, r.desc.Table, len(ids))
 }
 

@@ -98,19 +98,24 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 		ids, err := r.insertRows(ctx, tx, r.insertOne, 1, r.values(row.Values))
 		if err == nil {
 			row.ID = ids[0]
+			linked := 0
 			if p := r.fields.Parent; p >= 0 {
 				// The rows link the record to every ancestor, so there
 				// is one per level: too many is a chain too deep.
-				rows, err := r.db.LinkClosure(ctx, tx, r.desc.Table, ids)
-				if err != nil {
+				if linked, err = r.db.LinkClosure(ctx, tx, r.desc.Table, ids); err != nil {
 					return err
 				}
-				if rows-1 >= MaxDepth {
+				if linked-1 >= MaxDepth {
 					return apierror.Fields(r.tooDeep(int(row.Values[p].Int)))
 				}
 			}
 			if err := r.indexSubstrings(ctx, tx, ids, [][]Value{row.Values}, nil); err != nil {
 				return err
+			}
+			if linked > 1 { // it has ancestors to count it
+				if err := r.db.CountBelow(ctx, tx, r.desc.Table, ids, 1); err != nil {
+					return err
+				}
 			}
 			return r.db.AddToCount(ctx, tx, r.desc.Table, 1)
 		}
@@ -254,6 +259,14 @@ func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) err
 			}
 			if n > 0 {
 				return r.hasChildren(n)
+			}
+			// Locked, with no child: its ancestors are as its closure
+			// rows say, and stay so until it is gone.
+			if err := r.db.CountBelow(ctx, tx, r.desc.Table, []int{id}, -1); err != nil {
+				return err
+			}
+			if err := r.db.DropCounts(ctx, tx, r.desc.Table, id); err != nil {
+				return err
 			}
 		}
 		res, err := tx.ExecContext(ctx, r.sql.remove, id)

@@ -3,7 +3,7 @@
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
 //	personnel recount [-config file.yaml]   count every resource again and trust the kept counts
-//	personnel reindex [-config file.yaml]   recount, rebuild every search index and hierarchy closure, and trust them
+//	personnel reindex [-config file.yaml]   recount, rebuild every search index, hierarchy closure and subtree count, and trust them
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete, unlock, revoke-token)
 //	personnel seed --count 1000000          fill empty resources with realistic data
 //	personnel healthcheck                   exit 0 when the local server is ready
@@ -146,7 +146,7 @@ Commands:
   serve [-config file.yaml]      serve the API (the default command)
   migrate [-config file.yaml]    create or update the database schema, then exit
   recount [-config file.yaml]    count every resource again and trust the kept counts
-  reindex [-config file.yaml]    recount, rebuild every search index and hierarchy closure, and trust them
+  reindex [-config file.yaml]    recount, rebuild every search index, hierarchy closure and subtree count, and trust them
                                  (after a rolling upgrade: see the README)
   user add|list|passwd|disable|enable|delete|unlock|revoke-token ...
                                  manage who may log in ("personnel user --help")
@@ -337,11 +337,12 @@ func recount(args []string, stdout, stderr io.Writer) error {
 }
 
 // reindex counts every resource table again and rebuilds what the service
-// keeps beside each (substring indexes, hierarchy closures), then trusts
+// keeps beside each (substring indexes, hierarchy closures and subtree
+// counts), then trusts
 // all of it: run once no replica of an earlier version is left. Replicas
 // of this version may keep serving meanwhile.
 func reindex(args []string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig("reindex", "Count every resource again, rebuild its search indexes and hierarchy closure, and trust them (after a rolling upgrade).", args, stdout, stderr)
+	cfg, err := loadConfig("reindex", "Count every resource again, rebuild its search indexes, hierarchy closure and subtree counts, and trust them (after a rolling upgrade).", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -356,7 +357,7 @@ func reindex(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "recounted and reindexed every resource; every replica uses the kept counts, search indexes and closures within 5 seconds")
+	fmt.Fprintln(stdout, "recounted and reindexed every resource; every replica uses the kept counts, search indexes, closures and subtree counts within 5 seconds")
 	return nil
 }
 
