@@ -31,14 +31,14 @@ import (
 //   - a delete, the record locked and without children, takes 1 from each
 //     ancestor and drops the record's own rows.
 //
-// A rebuild needs no lock: for a batch of records, one statement computes
-// each one's descendants in the closure minus the sum of its rows and adds
-// that difference to a slot. The statement reads both from one snapshot
-// (READ COMMITTED gives each statement its own; SQLite has one writer), in
-// which a concurrent write, whose closure rows and counts commit together,
-// is either whole or absent; what it adds is added on top of the
-// difference, in any order. The rebuild runs after the closure's, which
-// it counts.
+// A rebuild needs no lock: for a batch of records, one statement reads
+// each one's descendants in the closure less the sum of its rows, and that
+// difference is then added to a slot. The statement reads both from one
+// snapshot (READ COMMITTED gives each statement its own; SQLite has one
+// writer), in which a concurrent write, whose closure rows and counts
+// commit together, is either whole or absent; what a write adds after the
+// snapshot is added on top of the difference, in any order. The rebuild
+// runs after the closure's, which it counts.
 
 // SubtreeCountStructure names a hierarchy's kept subtree counts among its
 // table's derived structures.

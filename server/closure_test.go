@@ -359,3 +359,57 @@ func TestRace_SubtreeCountsRebuiltWhileWritesGoOnEndExact(t *testing.T) {
 		}
 	})
 }
+
+// An upgrade from the version that kept a closure but no subtree counts:
+// its records are linked, and the counts' table does not exist. A replica
+// of this version counts descendants from the closure until personnel
+// reindex (MySQL and PostgreSQL), or from the counts its start built
+// (SQLite); the count is right throughout.
+func TestHierarchy_SubtreeCountsFromBeforeAreUsedOnlyOnceReindexed(t *testing.T) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
+		ctx := context.Background()
+		top := a.create(r, "TOP", "t", nil)
+		tr := tree{top: 0}
+		for i, p := range []int{top, top, 0, 0} {
+			if p == 0 {
+				p = a.create(r, fmt.Sprintf("MID%d", i), "m", top)
+				tr[p] = top
+			}
+			tr[a.create(r, fmt.Sprintf("LOW%d", i), "l", p)] = p
+		}
+		a.exec(a.db.SQL().Raw("DROP TABLE ").Ident(db.SubtreeCountTable(r.Table)))
+		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident("personnel_derived").Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(r.Table).
+			Raw(" AND ").Ident("structure").Raw(" = ").Arg(db.SubtreeCountStructure))
+
+		b := a.replica(t)
+		if trusted := b.db.Trusted(ctx, r.Table, db.SubtreeCountStructure); trusted != (a.backend == "sqlite") {
+			t.Fatalf("after the start the subtree counts are trusted: %v", trusted)
+		}
+		if !b.db.Trusted(ctx, r.Table, db.ClosureStructure) {
+			t.Fatal("the closure, whole before, is not trusted")
+		}
+		check := func(when string) {
+			t.Helper()
+			for id := range tr {
+				want := len(tr.below(id))
+				if lb := r.decodeList(t, b.do(http.MethodGet, r.item(id)+"descendants/?page_size=1", nil)); lb.Count != want {
+					t.Errorf("%s: %d records below %d, want %d", when, lb.Count, id, want)
+				}
+			}
+		}
+		check("before the reindex")
+		// A write of this version meanwhile counts too.
+		tr[b.create(r, "NEW", "n", top)] = top
+		check("after a create")
+		if err := b.db.Reindex(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !b.db.Trusted(ctx, r.Table, db.SubtreeCountStructure) {
+			t.Fatal("the subtree counts are not trusted after the reindex")
+		}
+		if err := b.db.CheckClosure(ctx); err != nil {
+			t.Fatalf("after the reindex: %v", err)
+		}
+		check("after the reindex")
+	})
+}
