@@ -253,20 +253,32 @@ func (d *DB) rebuild(ctx context.Context, s Structure) error {
 }
 
 // Reindex counts every resource table again and rebuilds every derived
-// structure, then trusts them all: what an operator runs once no replica
-// of an earlier version is left (README, "Upgrading"). Replicas of this
-// version may go on serving meanwhile; report, if set, is told of each
-// structure before it is rebuilt.
-func (d *DB) Reindex(ctx context.Context, report func(s Structure)) error {
+// structure that is not trusted (every one, with all), then trusts them
+// all: what an operator runs once no replica of an earlier version is left
+// (README, "Upgrading"). A trusted structure has been kept by every write
+// since it was new or last rebuilt, so only a repair (after writes behind
+// the service's back) needs all. Replicas of this version may go on
+// serving meanwhile; report, if set, is told of each structure before it
+// is rebuilt or kept as it is.
+func (d *DB) Reindex(ctx context.Context, all bool, report func(s Structure, rebuild bool)) error {
 	if err := d.Recount(ctx); err != nil {
 		return err
 	}
 	for _, s := range Structures() {
-		if _, err := s.kind.create(ctx, d, s); err != nil {
+		created, err := s.kind.create(ctx, d, s)
+		if err != nil {
 			return fmt.Errorf("%s of %s: %w", s.Name, s.Table.Table, err)
 		}
+		trusted, _, err := d.derivedState(ctx, d.write, s.Table.Table, s.Name)
+		if err != nil {
+			return fmt.Errorf("state of %s of %s: %w", s.Name, s.Table.Table, err)
+		}
+		rebuild := all || created || !trusted
 		if report != nil {
-			report(s)
+			report(s, rebuild)
+		}
+		if !rebuild {
+			continue
 		}
 		if err := d.rebuild(ctx, s); err != nil {
 			return err

@@ -282,7 +282,7 @@ func TestReindex_IndexesWhatWasWrittenWithoutTheIndex(t *testing.T) {
 			if err := d.CheckSubstrings(ctx); err == nil {
 				t.Fatal("CheckSubstrings finds nothing wrong with records that have no rows")
 			}
-			if err := d.Reindex(ctx, nil); err != nil {
+			if err := d.Reindex(ctx, true, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := d.CheckSubstrings(ctx); err != nil {

@@ -269,7 +269,7 @@ func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 			}
 		}
 		check("before the reindex")
-		if err := d.Reindex(ctx, nil); err != nil {
+		if err := d.Reindex(ctx, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range []string{db.ClosureStructure, db.SubtreeCountStructure} {
@@ -344,7 +344,7 @@ func TestRace_SubtreeCountsRebuiltWhileWritesGoOnEndExact(t *testing.T) {
 				}
 			}()
 		}
-		err := a.db.Reindex(ctx, nil)
+		err := a.db.Reindex(ctx, true, nil)
 		close(done)
 		wg.Wait()
 		close(failures)
@@ -401,7 +401,7 @@ func TestHierarchy_SubtreeCountsFromBeforeAreUsedOnlyOnceReindexed(t *testing.T)
 		// A write of this version meanwhile counts too.
 		tr[b.create(r, "NEW", "n", top)] = top
 		check("after a create")
-		if err := b.db.Reindex(ctx, nil); err != nil {
+		if err := b.db.Reindex(ctx, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !b.db.Trusted(ctx, r.Table, db.SubtreeCountStructure) {
@@ -411,5 +411,47 @@ func TestHierarchy_SubtreeCountsFromBeforeAreUsedOnlyOnceReindexed(t *testing.T)
 			t.Fatalf("after the reindex: %v", err)
 		}
 		check("after the reindex")
+	})
+}
+
+// personnel reindex rebuilds what is not trusted and keeps what is (every
+// write of this version has kept it); with --all it rebuilds everything,
+// which repairs a structure that writes behind the service's back broke.
+func TestReindex_RebuildsWhatIsNotTrustedAndEverythingWithAll(t *testing.T) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
+		ctx := context.Background()
+		top := a.create(r, "TOP", "t", nil)
+		a.create(r, "LOW", "l", top)
+		a.exec(a.db.SQL().Raw("UPDATE ").Ident(db.SubtreeCountTable(r.Table)).Raw(" SET ").Ident("records").Raw(" = ").
+			Ident("records").Raw(" + 3"))
+		a.exec(a.db.SQL().Raw("UPDATE ").Ident("personnel_derived").Raw(" SET ").Ident("trusted").Raw(" = 0 WHERE ").
+			Ident("table_name").Raw(" = ").Arg(r.Table).Raw(" AND ").Ident("structure").Raw(" = ").Arg(db.ClosureStructure))
+		reindex := func(all bool) map[string]bool {
+			t.Helper()
+			rebuilt := map[string]bool{}
+			err := a.db.Reindex(ctx, all, func(s db.Structure, rebuild bool) {
+				if s.Table.Table == r.Table {
+					rebuilt[s.Name] = rebuild
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rebuilt
+		}
+		got := reindex(false)
+		if !got[db.ClosureStructure] || got[db.SubtreeCountStructure] {
+			t.Fatalf("reindex rebuilt %v; want the closure (not trusted) and not the subtree counts (trusted)", got)
+		}
+		if err := a.db.CheckClosure(ctx); err == nil {
+			t.Fatal("the drifted subtree counts were mended by a reindex that was to keep them")
+		}
+		got = reindex(true)
+		if !got[db.ClosureStructure] || !got[db.SubtreeCountStructure] {
+			t.Fatalf("reindex --all rebuilt %v; want everything", got)
+		}
+		if err := a.db.CheckClosure(ctx); err != nil {
+			t.Fatalf("after reindex --all: %v", err)
+		}
 	})
 }

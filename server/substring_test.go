@@ -55,7 +55,7 @@ func TestSearch_ATableFromBeforeItsIndexesIsSearchedRightBeforeAndAfterReindex(t
 			}
 		}
 		check("before the reindex")
-		if err := d.Reindex(ctx, nil); err != nil {
+		if err := d.Reindex(ctx, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !d.Trusted(ctx, r.Table, structure) {

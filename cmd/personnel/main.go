@@ -3,7 +3,7 @@
 //	personnel [serve] [-config file.yaml]   serve the API (the default)
 //	personnel migrate [-config file.yaml]   create or update the schema, then exit
 //	personnel recount [-config file.yaml]   count every resource again and trust the kept counts
-//	personnel reindex [-config file.yaml]   recount, rebuild every search index, hierarchy closure and subtree count, and trust them
+//	personnel reindex [--all]               recount, rebuild the derived structures not trusted yet (--all: every one)
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete, unlock, revoke-token)
 //	personnel seed --count 1000000          fill empty resources with realistic data
 //	personnel healthcheck                   exit 0 when the local server is ready
@@ -146,7 +146,9 @@ Commands:
   serve [-config file.yaml]      serve the API (the default command)
   migrate [-config file.yaml]    create or update the database schema, then exit
   recount [-config file.yaml]    count every resource again and trust the kept counts
-  reindex [-config file.yaml]    recount, rebuild every search index, hierarchy closure and subtree count, and trust them
+  reindex [--all] [-config file.yaml]
+                                 recount, rebuild the search indexes, closures and subtree
+                                 counts not trusted yet (--all: every one), and trust them
                                  (after a rolling upgrade: see the README)
   user add|list|passwd|disable|enable|delete|unlock|revoke-token ...
                                  manage who may log in ("personnel user --help")
@@ -338,11 +340,19 @@ func recount(args []string, stdout, stderr io.Writer) error {
 
 // reindex counts every resource table again and rebuilds what the service
 // keeps beside each (substring indexes, hierarchy closures and subtree
-// counts), then trusts
-// all of it: run once no replica of an earlier version is left. Replicas
-// of this version may keep serving meanwhile.
+// counts) where it is not trusted yet, or all of it with --all, then
+// trusts all of it: run once no replica of an earlier version is left.
+// Replicas of this version may keep serving meanwhile.
 func reindex(args []string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig("reindex", "Count every resource again, rebuild its search indexes, hierarchy closure and subtree counts, and trust them (after a rolling upgrade).", args, stdout, stderr)
+	fs := newFlagSet("reindex", "reindex [--all] [-config file.yaml]\n\n"+
+		"Count every resource again, rebuild the search indexes, hierarchy closures and subtree counts not trusted yet\n"+
+		"(after a rolling upgrade), and trust them.\n", args, stdout, stderr)
+	configPath := fs.String("config", "", "YAML file of settings (optional)")
+	all := fs.Bool("all", false, "rebuild every structure, trusted or not (a repair, after writes behind the service's back)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfigFile(*configPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -351,13 +361,17 @@ func reindex(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
-	err = d.Reindex(context.Background(), func(s db.Structure) {
-		fmt.Fprintf(stdout, "rebuilding %s of %s\n", s.Name, s.Table.Table)
+	err = d.Reindex(context.Background(), *all, func(s db.Structure, rebuild bool) {
+		if rebuild {
+			fmt.Fprintf(stdout, "rebuilding %s of %s\n", s.Name, s.Table.Table)
+		} else {
+			fmt.Fprintf(stdout, "keeping %s of %s (trusted; --all rebuilds it too)\n", s.Name, s.Table.Table)
+		}
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "recounted and reindexed every resource; every replica uses the kept counts, search indexes, closures and subtree counts within 5 seconds")
+	fmt.Fprintln(stdout, "recounted every resource and rebuilt what needed it; every replica uses the kept counts, search indexes, closures and subtree counts within 5 seconds")
 	return nil
 }
 
