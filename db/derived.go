@@ -17,7 +17,8 @@ import (
 // Derived structures are what the service keeps beside a resource table so
 // that a request reads a range of an index instead of walking the table:
 // the substring index of each searched column (substring.go), the
-// closure of a hierarchy (closure.go) and its subtree counts (subtree.go).
+// closure of a hierarchy (closure.go) and its subtree counts (subtree.go),
+// and the count of each block of ids (idblocks.go).
 // The store writes them in the transaction of every write that changes
 // what they derive from, on every backend (no triggers: TiDB has none, and
 // MySQL with binary logging lets only privileged users create them), and
@@ -68,7 +69,7 @@ type structureKind struct {
 
 // structureKinds lists every kind of derived structure, in the order they
 // are created and rebuilt: subtree counts count the closure.
-var structureKinds = []*structureKind{substringKind, closureKind, subtreeCountKind}
+var structureKinds = []*structureKind{substringKind, closureKind, subtreeCountKind, idBlockKind}
 
 // Structures returns every derived structure of every resource table.
 func Structures() []Structure {

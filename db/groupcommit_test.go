@@ -41,6 +41,9 @@ func createIndexed(ctx context.Context, d *db.DB, tx *ent.Client, code string) e
 			return err
 		}
 	}
+	if err := d.CountIDs(ctx, tx, cols.Table, []int{int(id)}, 1); err != nil {
+		return err
+	}
 	return d.AddSubstrings(ctx, tx, cols.Table, cols.CodeFold, []db.Folded{{ID: int(id), Value: strings.ToLower(code)}})
 }
 
@@ -180,8 +183,8 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	if got, want := codes(t, d), []string{"HELD", "KEPT1", "KEPT2"}; !slices.Equal(got, want) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
-	// The rolled-back writes' trigger work, substring index rows and
-	// closure rows were undone with them.
+	// The rolled-back writes' trigger work, substring index rows, closure
+	// rows and block counts were undone with them.
 	if stored, real := sqliteCounts(t, d); stored != 3 || real != 3 {
 		t.Fatalf("stored count %d, real %d, want 3", stored, real)
 	}
@@ -189,6 +192,9 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 		t.Fatalf("after the rolled-back writes: %v", err)
 	}
 	if err := d.CheckClosure(ctx); err != nil {
+		t.Fatalf("after the rolled-back writes: %v", err)
+	}
+	if err := d.CheckIDBlocks(ctx); err != nil {
 		t.Fatalf("after the rolled-back writes: %v", err)
 	}
 }

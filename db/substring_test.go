@@ -282,10 +282,16 @@ func TestReindex_IndexesWhatWasWrittenWithoutTheIndex(t *testing.T) {
 			if err := d.CheckSubstrings(ctx); err == nil {
 				t.Fatal("CheckSubstrings finds nothing wrong with records that have no rows")
 			}
+			if err := d.CheckIDBlocks(ctx); err == nil {
+				t.Fatal("CheckIDBlocks finds nothing wrong with records that were not counted")
+			}
 			if err := d.Reindex(ctx, true, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := d.CheckSubstrings(ctx); err != nil {
+				t.Fatalf("after the reindex: %v", err)
+			}
+			if err := d.CheckIDBlocks(ctx); err != nil {
 				t.Fatalf("after the reindex: %v", err)
 			}
 			for _, col := range cols.Search {

@@ -90,13 +90,13 @@ func (d *DB) slot() int {
 	return rand.IntN(subtreeSlots)
 }
 
-// addToCounts ends s, an INSERT INTO the count table c of (ancestor, slot,
+// addToCounts ends s, an INSERT INTO the count table c of (key, slot,
 // records), with the clause that adds records to a row already there.
-func (d *DB) addToCounts(s *SQL, c string) *SQL {
+func (d *DB) addToCounts(s *SQL, c, key string) *SQL {
 	if d.MySQL() {
 		return s.Raw(" ON DUPLICATE KEY UPDATE ").Ident("records").Raw(" = ").Ident("records").Raw(" + VALUES(").Ident("records").Raw(")")
 	}
-	return s.Raw(" ON CONFLICT (").Ident("ancestor").Raw(", ").Ident("slot").Raw(") DO UPDATE SET ").Ident("records").Raw(" = ").
+	return s.Raw(" ON CONFLICT (").Ident(key).Raw(", ").Ident("slot").Raw(") DO UPDATE SET ").Ident("records").Raw(" = ").
 		Col(c, "records").Raw(" + ").Col("excluded", "records")
 }
 
@@ -113,7 +113,7 @@ func (d *DB) CountBelow(ctx context.Context, tx Execer, table string, ids []int,
 			Raw(" WHERE ")
 		d.inIDs(s, "descendant", ids).Raw(" AND ").Ident("depth").Raw(" > 0 GROUP BY ").Ident("ancestor").
 			Raw(" ORDER BY ").Ident("ancestor")
-		d.addToCounts(s, c)
+		d.addToCounts(s, c, "ancestor")
 		_, err := tx.ExecContext(ctx, s.String(), s.Args...)
 		return err
 	})
@@ -143,22 +143,28 @@ func (d *DB) moveCounts(ctx context.Context, tx Execer, table string, from, to [
 // addCounts adds delta[a] to the subtree count of each record a of table,
 // in tx.
 func (d *DB) addCounts(ctx context.Context, tx Execer, table string, delta map[int]int) error {
-	var ancestors []int
-	for a, n := range delta {
+	return d.addToCountTable(ctx, tx, SubtreeCountTable(table), "ancestor", delta)
+}
+
+// addToCountTable adds delta[k] to one slot of the count of each k in the
+// count table c of (key, slot, records), in tx, in key order: the order of
+// every other upsert, so that two writes never wait on each other's rows.
+func (d *DB) addToCountTable(ctx context.Context, tx Execer, c, key string, delta map[int]int) error {
+	var keys []int
+	for k, n := range delta {
 		if n != 0 {
-			ancestors = append(ancestors, a)
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(ancestors) // the order of every other upsert
-	c := SubtreeCountTable(table)
+	slices.Sort(keys)
 	slot := d.slot()
-	for start := 0; start < len(ancestors); start += closureChunk {
-		part := ancestors[start:min(start+closureChunk, len(ancestors))]
-		s := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident("ancestor").Raw(", ").Ident("slot").Raw(", ").Ident("records").Raw(") VALUES ")
+	for start := 0; start < len(keys); start += closureChunk {
+		part := keys[start:min(start+closureChunk, len(keys))]
+		s := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident(key).Raw(", ").Ident("slot").Raw(", ").Ident("records").Raw(") VALUES ")
 		s.List(len(part), func(i int) {
 			s.Raw("(").Arg(part[i]).Raw(", ").Arg(slot).Raw(", ").Arg(delta[part[i]]).Raw(")")
 		})
-		d.addToCounts(s, c)
+		d.addToCounts(s, c, key)
 		if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
 			return err
 		}

@@ -137,6 +137,14 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 	r := t.r
 	s := r.newSQL()
 	t.start(s)
+	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 {
+		if desc, ok := idOrder(t.q.Order); ok {
+			rows, found, err := t.fromBlock(ctx, limit, offset, desc)
+			if err != nil || found {
+				return rows, err
+			}
+		}
+	}
 	if offset >= deferAfter && t.scope == nil {
 		// A deferred join: the page's ids come from a subquery that reads
 		// only ids, which SQLite and MySQL take from a narrow index (on
@@ -159,6 +167,37 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 	r.orderBy(s, "r", t.q.Order)
 	limitOffset(s, limit, offset)
 	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
+}
+
+// fromBlock reads a page of the whole table in id order (descending when
+// desc) from the block that holds its first record, as the kept block
+// counts say (db/idblocks.go), stepping over the records of that block
+// alone. The statement that reads it checks that the records before the
+// block are still as many as the counts said when they were read; when
+// they are not (a write came between the two statements), or the counts
+// cannot answer, it reports false and the page is read as usual.
+func (t tableSource) fromBlock(ctx context.Context, limit, offset int, desc bool) ([]Row, bool, error) {
+	r := t.r
+	from, before, ok, err := r.db.BlockOfOffset(ctx, r.desc.Table, offset, desc)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	s := r.newSQL()
+	r.selectRows(s)
+	s.Raw(" JOIN (SELECT ").Col("s", "id").Raw(" FROM ").Ident(r.desc.Table).Raw(" AS ").Ident("s").Raw(" WHERE ").Col("s", "id")
+	if desc {
+		s.Raw(" < ")
+	} else {
+		s.Raw(" >= ")
+	}
+	s.Arg(from)
+	r.orderBy(s, "s", t.q.Order)
+	limitOffset(s, limit, offset-before)
+	s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" WHERE ")
+	r.db.RecordsBefore(s, r.desc.Table, from, desc).Raw(" = ").Arg(before)
+	r.orderBy(s, "r", t.q.Order)
+	rows, err := r.query(ctx, r.db.Read(), s.String(), s.Args...)
+	return rows, err == nil && len(rows) > 0, err
 }
 
 func (t tableSource) count(ctx context.Context) (int, error) {

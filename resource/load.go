@@ -129,7 +129,7 @@ func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int, values [
 			return err
 		}
 	}
-	return r.db.AddToCount(ctx, tx, r.desc.Table, len(ids))
+	return r.counted(ctx, tx, ids, 1)
 }
 
 // Count returns how many records there are.

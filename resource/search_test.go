@@ -194,6 +194,9 @@ func fill(t *testing.T, r *Resource, rng *rand.Rand) (long string) {
 	if err := r.db.CheckClosure(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.db.CheckIDBlocks(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return long
 }
 

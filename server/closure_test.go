@@ -48,6 +48,9 @@ func checkHierarchy(t *testing.T, a *api, r res, tr tree, rng *rand.Rand, when s
 	if err := a.db.CheckClosure(context.Background()); err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}
+	if err := a.db.CheckIDBlocks(context.Background()); err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
 	var ids []int
 	for id := range tr {
 		ids = append(ids, id)
@@ -211,6 +214,9 @@ func TestRace_CreatesAndMovesInAMovingSubtreeKeepTheClosureExact(t *testing.T) {
 			if err := a.db.CheckClosure(context.Background()); err != nil {
 				t.Fatalf("round %d: %v", round, err)
 			}
+			if err := a.db.CheckIDBlocks(context.Background()); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
 		}
 		checkHierarchy(t, a, r, tr, rng, "at the end")
 	})
@@ -355,6 +361,9 @@ func TestRace_SubtreeCountsRebuiltWhileWritesGoOnEndExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := a.db.CheckClosure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.db.CheckIDBlocks(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -355,4 +355,7 @@ func checkDerived(t *testing.T, cfg *config.Config) {
 	if err := d.CheckClosure(context.Background()); err != nil {
 		t.Fatalf("a closure disagrees with its table: %v", err)
 	}
+	if err := d.CheckIDBlocks(context.Background()); err != nil {
+		t.Fatalf("the id block counts disagree with their table: %v", err)
+	}
 }

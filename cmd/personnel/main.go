@@ -147,8 +147,9 @@ Commands:
   migrate [-config file.yaml]    create or update the database schema, then exit
   recount [-config file.yaml]    count every resource again and trust the kept counts
   reindex [--all] [-config file.yaml]
-                                 recount, rebuild the search indexes, closures and subtree
-                                 counts not trusted yet (--all: every one), and trust them
+                                 recount, rebuild the search indexes, closures, subtree
+                                 and id block counts not trusted yet (--all: every one),
+                                 and trust them
                                  (after a rolling upgrade: see the README)
   user add|list|passwd|disable|enable|delete|unlock|revoke-token ...
                                  manage who may log in ("personnel user --help")
@@ -339,13 +340,14 @@ func recount(args []string, stdout, stderr io.Writer) error {
 }
 
 // reindex counts every resource table again and rebuilds what the service
-// keeps beside each (substring indexes, hierarchy closures and subtree
-// counts) where it is not trusted yet, or all of it with --all, then
+// keeps beside each (substring indexes, hierarchy closures, subtree
+// counts and id block counts) where it is not trusted yet, or all of it with --all, then
 // trusts all of it: run once no replica of an earlier version is left.
 // Replicas of this version may keep serving meanwhile.
 func reindex(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reindex", "reindex [--all] [-config file.yaml]\n\n"+
-		"Count every resource again, rebuild the search indexes, hierarchy closures and subtree counts not trusted yet\n"+
+		"Count every resource again, rebuild the search indexes, hierarchy closures, subtree counts and id block counts\n"+
+		"not trusted yet "+
 		"(after a rolling upgrade), and trust them.\n", args, stdout, stderr)
 	configPath := fs.String("config", "", "YAML file of settings (optional)")
 	all := fs.Bool("all", false, "rebuild every structure, trusted or not (a repair, after writes behind the service's back)")
@@ -371,7 +373,7 @@ func reindex(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "recounted every resource and rebuilt what needed it; every replica uses the kept counts, search indexes, closures and subtree counts within 5 seconds")
+	fmt.Fprintln(stdout, "recounted every resource and rebuilt what needed it; every replica uses the kept counts, search indexes, closures, subtree counts and id block counts within 5 seconds")
 	return nil
 }
 
