@@ -54,13 +54,30 @@ type Execer interface {
 // AddToCount adds delta to the count of table, in tx, the transaction of
 // the insert or delete it counts. On SQLite it does nothing.
 func (d *DB) AddToCount(ctx context.Context, tx Execer, table string, delta int) error {
+	return d.addToCount(ctx, tx, table, delta, rand.IntN(countSlots))
+}
+
+func (d *DB) addToCount(ctx context.Context, tx Execer, table string, delta, slot int) error {
 	if !d.KeepsCounts() || delta == 0 {
 		return nil
 	}
 	s := d.SQL().Raw("UPDATE ").Ident("personnel_count_slot").Raw(" SET ").Ident("records").Raw(" = ").Ident("records").Raw(" + ").Param().
 		Raw(" WHERE ").Ident("table_name").Raw(" = ").Param().Raw(" AND ").Ident("slot").Raw(" = ").Param()
-	_, err := tx.ExecContext(ctx, s.String(), delta, table, rand.IntN(countSlots))
+	_, err := tx.ExecContext(ctx, s.String(), delta, table, slot)
 	return err
+}
+
+// Counted adds sign (1 or -1) to what is kept of the count of the records
+// ids of table, just inserted or deleted in tx: the count of the table and
+// that of each record's block of ids (idblocks.go). Both take the same
+// slot, in that order, so that two concurrent creates, which add to the
+// same block, either meet at the first or at neither.
+func (d *DB) Counted(ctx context.Context, tx Execer, table string, ids []int, sign int) error {
+	slot := rand.IntN(countSlots)
+	if err := d.countIDs(ctx, tx, table, ids, sign, slot%d.slots()); err != nil {
+		return err
+	}
+	return d.addToCount(ctx, tx, table, sign*len(ids), slot)
 }
 
 // StoredCount returns the count of table, and false when there is none to

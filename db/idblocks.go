@@ -76,17 +76,23 @@ func createIDBlocks(ctx context.Context, d *DB, s Structure) (bool, error) {
 
 // CountIDs adds sign (1 or -1) to the block count of each of ids, records
 // of table just inserted (1) or deleted (-1), in tx, their transaction.
+// Writes count through Counted, which keeps the table's count too.
 func (d *DB) CountIDs(ctx context.Context, tx Execer, table string, ids []int, sign int) error {
+	return d.countIDs(ctx, tx, table, ids, sign, d.slot())
+}
+
+func (d *DB) countIDs(ctx context.Context, tx Execer, table string, ids []int, sign, slot int) error {
 	delta := map[int]int{}
 	for _, id := range ids {
 		delta[id/idBlock] += sign
 	}
-	return d.addToBlocks(ctx, tx, table, delta)
+	return d.addToBlocks(ctx, tx, table, delta, slot)
 }
 
-// addToBlocks adds delta[b] to the count of each block b of table, in tx.
-func (d *DB) addToBlocks(ctx context.Context, tx Execer, table string, delta map[int]int) error {
-	return d.addToCountTable(ctx, tx, IDBlockTable(table), "block", delta)
+// addToBlocks adds delta[b] to slot of the count of each block b of
+// table, in tx.
+func (d *DB) addToBlocks(ctx context.Context, tx Execer, table string, delta map[int]int, slot int) error {
+	return d.addToCountTable(ctx, tx, IDBlockTable(table), "block", delta, slot)
 }
 
 // BlockOfOffset finds, from the block counts of table, the block that
@@ -187,7 +193,7 @@ func rebuildIDBlocks(ctx context.Context, d *DB, s Structure) (int, error) {
 			if err != nil {
 				return err
 			}
-			return d.addToBlocks(ctx, tx, t.Table, delta)
+			return d.addToBlocks(ctx, tx, t.Table, delta, d.slot())
 		})
 		if err != nil {
 			return total, err

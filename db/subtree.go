@@ -82,13 +82,17 @@ func createSubtreeCounts(ctx context.Context, d *DB, s Structure) (bool, error) 
 	return true, nil
 }
 
-// slot picks the row of a count that a write adds to.
-func (d *DB) slot() int {
+// slots is how many rows share one subtree or block count: one on SQLite,
+// whose writer is serialised.
+func (d *DB) slots() int {
 	if d.SQLite() {
-		return 0
+		return 1
 	}
-	return rand.IntN(subtreeSlots)
+	return subtreeSlots
 }
+
+// slot picks the row of a count that a write adds to.
+func (d *DB) slot() int { return rand.IntN(d.slots()) }
 
 // addToCounts ends s, an INSERT INTO the count table c of (key, slot,
 // records), with the clause that adds records to a row already there.
@@ -143,13 +147,13 @@ func (d *DB) moveCounts(ctx context.Context, tx Execer, table string, from, to [
 // addCounts adds delta[a] to the subtree count of each record a of table,
 // in tx.
 func (d *DB) addCounts(ctx context.Context, tx Execer, table string, delta map[int]int) error {
-	return d.addToCountTable(ctx, tx, SubtreeCountTable(table), "ancestor", delta)
+	return d.addToCountTable(ctx, tx, SubtreeCountTable(table), "ancestor", delta, d.slot())
 }
 
-// addToCountTable adds delta[k] to one slot of the count of each k in the
+// addToCountTable adds delta[k] to slot of the count of each k in the
 // count table c of (key, slot, records), in tx, in key order: the order of
 // every other upsert, so that two writes never wait on each other's rows.
-func (d *DB) addToCountTable(ctx context.Context, tx Execer, c, key string, delta map[int]int) error {
+func (d *DB) addToCountTable(ctx context.Context, tx Execer, c, key string, delta map[int]int, slot int) error {
 	var keys []int
 	for k, n := range delta {
 		if n != 0 {
@@ -157,7 +161,6 @@ func (d *DB) addToCountTable(ctx context.Context, tx Execer, c, key string, delt
 		}
 	}
 	slices.Sort(keys)
-	slot := d.slot()
 	for start := 0; start < len(keys); start += closureChunk {
 		part := keys[start:min(start+closureChunk, len(keys))]
 		s := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident(key).Raw(", ").Ident("slot").Raw(", ").Ident("records").Raw(") VALUES ")

@@ -129,7 +129,7 @@ func (r *Resource) loaded(ctx context.Context, tx db.Execer, ids []int, values [
 			return err
 		}
 	}
-	return r.counted(ctx, tx, ids, 1)
+	return r.db.Counted(ctx, tx, r.desc.Table, ids, 1)
 }
 
 // Count returns how many records there are.

@@ -117,7 +117,7 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 					return err
 				}
 			}
-			return r.counted(ctx, tx, ids, 1)
+			return r.db.Counted(ctx, tx, r.desc.Table, ids, 1)
 		}
 		if !refused(err) || r.db.Postgres() {
 			return err
@@ -277,7 +277,7 @@ func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) err
 		if err != nil || n == 0 {
 			return err
 		}
-		return r.counted(ctx, tx, []int{id}, -1)
+		return r.db.Counted(ctx, tx, r.desc.Table, []int{id}, -1)
 	})
 	if err != nil && db.IsForeignKeyViolation(err) {
 		return r.hasChildren(0)
@@ -286,15 +286,6 @@ func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) err
 		return r.storeError(err)
 	}
 	return nil
-}
-
-// counted adds sign (1 or -1) to the counts kept of the records ids, just
-// inserted or deleted in tx: the table's and their blocks'.
-func (r *Resource) counted(ctx context.Context, tx db.Execer, ids []int, sign int) error {
-	if err := r.db.CountIDs(ctx, tx, r.desc.Table, ids, sign); err != nil {
-		return err
-	}
-	return r.db.AddToCount(ctx, tx, r.desc.Table, sign*len(ids))
 }
 
 func (r *Resource) hasChildren(n int) error {
