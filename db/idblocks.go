@@ -24,8 +24,8 @@ import (
 // write's transaction. Ids never change, so no other write touches them.
 //
 // A page read from the blocks checks, in the statement that reads it, that
-// the records before its block are still as many as the blocks said (see
-// pageFromBlock), so a write between the two statements cannot shift it.
+// the records before its block are still as many as the blocks said
+// (RecordsBefore), so a write between the two statements cannot shift it.
 //
 // A rebuild needs no lock, for the reason the subtree counts' needs none:
 // one statement reads, from one snapshot, each block's records in the
@@ -235,7 +235,7 @@ func (d *DB) CheckIDBlocks(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for b, n := range want {
+		for b, n := range want { // every block left has records
 			return fmt.Errorf("id blocks of %s: no count for block %d, which has %d records", t.Table, b, n)
 		}
 	}

@@ -134,9 +134,6 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 	if t.idsPage {
 		return t.pageOfIDs(ctx, limit, offset)
 	}
-	r := t.r
-	s := r.newSQL()
-	t.start(s)
 	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 {
 		if desc, ok := idOrder(t.q.Order); ok {
 			rows, found, err := t.fromBlock(ctx, limit, offset, desc)
@@ -145,6 +142,9 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 			}
 		}
 	}
+	r := t.r
+	s := r.newSQL()
+	t.start(s)
 	if offset >= deferAfter && t.scope == nil {
 		// A deferred join: the page's ids come from a subquery that reads
 		// only ids, which SQLite and MySQL take from a narrow index (on

@@ -340,9 +340,10 @@ func recount(args []string, stdout, stderr io.Writer) error {
 }
 
 // reindex counts every resource table again and rebuilds what the service
-// keeps beside each (substring indexes, hierarchy closures, subtree
-// counts and id block counts) where it is not trusted yet, or all of it with --all, then
-// trusts all of it: run once no replica of an earlier version is left.
+// keeps beside each (substring indexes, hierarchy closures, subtree counts
+// and id block counts) where it is not trusted yet, or all of it with
+// --all, then trusts all of it: run once no replica of an earlier version
+// is left.
 // Replicas of this version may keep serving meanwhile.
 func reindex(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reindex", "reindex [--all] [-config file.yaml]\n\n"+
