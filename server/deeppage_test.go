@@ -9,11 +9,20 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"personnel/config"
 	"personnel/db"
 	"personnel/ent"
 	"personnel/resource"
 	"personnel/server"
 )
+
+// forFirst runs fn on every backend, on the first compiled resource only:
+// for tests that load thousands of records, whose subject (the kept block
+// counts of ids) is the same code for every resource.
+func forFirst(t *testing.T, fn func(t *testing.T, a *api, r res)) {
+	first := server.CompiledResources()[0].Name
+	forEachWhere(t, func(r config.Resource) bool { return r.Name == first }, fn)
+}
 
 // loadFlat loads n records without parents and returns every id of the
 // table, ascending.
@@ -77,8 +86,8 @@ func window(ids []int, from, n int) []int {
 // in the table, with records deleted here and there, and the page after
 // the last is a 404.
 func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
-		ids := loadFlat(t, a, r, 9000) // three blocks: ids 1-4095, 4096-8191, 8192-
+	forFirst(t, func(t *testing.T, a *api, r res) {
+		ids := loadFlat(t, a, r, 5000) // two blocks: ids 1-4095, 4096-
 		for i := 100; i < len(ids); i += 97 {
 			if resp := a.do(http.MethodDelete, r.item(ids[i]), nil); resp.Status != http.StatusNoContent {
 				t.Fatalf("delete %d: %s", ids[i], resp)
@@ -89,7 +98,7 @@ func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
 		slices.Reverse(desc)
 		for _, size := range []int{10, 100} {
 			var pages []int
-			for _, boundary := range []int{4096, 8192} { // pages around each block's first record, and the last
+			for _, boundary := range []int{4096} { // pages around the second block's first record, and the last
 				at, _ := slices.BinarySearch(ids, boundary)
 				pages = append(pages, at/size, at/size+1, at/size+2)
 				at, _ = slices.BinarySearchFunc(desc, boundary, func(e, t int) int { return t - e })
@@ -117,8 +126,8 @@ func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
 		}
 
 		// The pages come from the counts: with the first block's count
-		// 5 too high, a page in the second block starts 5 records early,
-		// until a reindex mends the counts.
+		// 5 too high, a page in the second block starts 5 records early.
+		// (The reindex that mends counts is the db package's test.)
 		a.exec(a.db.SQL().Raw("INSERT INTO ").Ident(db.IDBlockTable(r.Table)).Raw(" (").Ident("block").Raw(", ").Ident("slot").
 			Raw(", ").Ident("records").Raw(") VALUES (0, 99, 5)"))
 		at, _ := slices.BinarySearch(ids, 5000)
@@ -126,11 +135,9 @@ func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
 		if got, want := pageIDs(a, r, q), window(ids, at/10*10-5, 10); !slices.Equal(got, want) {
 			t.Fatalf("%s with the first block counted 5 too many: %v, want %v", q, got, want)
 		}
-		if err := a.db.Reindex(context.Background(), true, nil); err != nil {
-			t.Fatal(err)
-		}
+		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident(db.IDBlockTable(r.Table)).Raw(" WHERE ").Ident("slot").Raw(" = 99"))
 		if got, want := pageIDs(a, r, q), window(ids, at/10*10, 10); !slices.Equal(got, want) {
-			t.Fatalf("%s after the reindex: %v, want %v", q, got, want)
+			t.Fatalf("%s with the count right again: %v, want %v", q, got, want)
 		}
 	})
 }
@@ -142,7 +149,7 @@ func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
 // table goes through known states; a page that took its block's place
 // from one state and its records from the next would be none of them.
 func TestRace_DeepPagesWhileRecordsAreDeletedAreEachTheTablesPageAtSomeMoment(t *testing.T) {
-	forEach(t, func(t *testing.T, a *api, r res) {
+	forFirst(t, func(t *testing.T, a *api, r res) {
 		ctx := context.Background()
 		ids := loadFlat(t, a, r, 6000)
 		at, _ := slices.BinarySearch(ids, 4096)
@@ -171,6 +178,7 @@ func TestRace_DeepPagesWhileRecordsAreDeletedAreEachTheTablesPageAtSomeMoment(t 
 		var done, started atomic.Int64 // steps committed; steps begun
 		var stop atomic.Bool
 		var wg sync.WaitGroup
+		defer func() { stop.Store(true); wg.Wait() }() // should a read fail the test
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
