@@ -9,20 +9,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"personnel/config"
 	"personnel/db"
 	"personnel/ent"
 	"personnel/resource"
 	"personnel/server"
 )
-
-// forFirst runs fn on every backend, on the first compiled resource only:
-// for tests that load thousands of records, whose subject (the kept block
-// counts of ids) is the same code for every resource.
-func forFirst(t *testing.T, fn func(t *testing.T, a *api, r res)) {
-	first := server.CompiledResources()[0].Name
-	forEachWhere(t, func(r config.Resource) bool { return r.Name == first }, fn)
-}
 
 // loadFlat loads n records without parents and returns every id of the
 // table, ascending.
@@ -86,7 +77,7 @@ func window(ids []int, from, n int) []int {
 // in the table, with records deleted here and there, and the page after
 // the last is a 404.
 func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
-	forFirst(t, func(t *testing.T, a *api, r res) {
+	forEach(t, func(t *testing.T, a *api, r res) {
 		ids := loadFlat(t, a, r, 5000) // two blocks: ids 1-4095, 4096-
 		for i := 100; i < len(ids); i += 97 {
 			if resp := a.do(http.MethodDelete, r.item(ids[i]), nil); resp.Status != http.StatusNoContent {
@@ -149,16 +140,16 @@ func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
 // table goes through known states; a page that took its block's place
 // from one state and its records from the next would be none of them.
 func TestRace_DeepPagesWhileRecordsAreDeletedAreEachTheTablesPageAtSomeMoment(t *testing.T) {
-	forFirst(t, func(t *testing.T, a *api, r res) {
+	forEach(t, func(t *testing.T, a *api, r res) {
 		ctx := context.Background()
-		ids := loadFlat(t, a, r, 6000)
+		ids := loadFlat(t, a, r, 5000)
 		at, _ := slices.BinarySearch(ids, 4096)
 		const size = 10
-		page := (at+1000)/size + 1 // in the second block, 1,000 records in
+		page := (at+500)/size + 1 // in the second block, 500 records in
 		offset := (page - 1) * size
 		// Step k deletes first[k] and second[k]: both before the page.
 		var first, second []int
-		for i := 0; i < 300; i++ {
+		for i := 0; i < 150; i++ {
 			first = append(first, ids[10+i*10])
 			second = append(second, ids[at+i*3])
 		}
