@@ -51,12 +51,9 @@ type Execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error)
 }
 
-// AddToCount adds delta to the count of table, in tx, the transaction of
-// the insert or delete it counts. On SQLite it does nothing.
-func (d *DB) AddToCount(ctx context.Context, tx Execer, table string, delta int) error {
-	return d.addToCount(ctx, tx, table, delta, rand.IntN(countSlots))
-}
-
+// addToCount adds delta to slot of the count of table, in tx, the
+// transaction of the insert or delete it counts. On SQLite it does
+// nothing: triggers keep the count there.
 func (d *DB) addToCount(ctx context.Context, tx Execer, table string, delta, slot int) error {
 	if !d.KeepsCounts() || delta == 0 {
 		return nil
@@ -70,8 +67,8 @@ func (d *DB) addToCount(ctx context.Context, tx Execer, table string, delta, slo
 // Counted adds sign (1 or -1) to what is kept of the count of the records
 // ids of table, just inserted or deleted in tx: the count of the table and
 // that of each record's block of ids (idblocks.go). Both take the same
-// slot, in that order, so that two concurrent creates, which add to the
-// same block, either meet at the first or at neither.
+// slot, the blocks' first, so that two concurrent creates, which add to
+// the same block, either meet at the first or at neither.
 func (d *DB) Counted(ctx context.Context, tx Execer, table string, ids []int, sign int) error {
 	slot := rand.IntN(countSlots)
 	if err := d.countIDs(ctx, tx, table, ids, sign, slot%d.slots()); err != nil {

@@ -41,7 +41,7 @@ func createIndexed(ctx context.Context, d *db.DB, tx *ent.Client, code string) e
 			return err
 		}
 	}
-	if err := d.CountIDs(ctx, tx, cols.Table, []int{int(id)}, 1); err != nil {
+	if err := d.Counted(ctx, tx, cols.Table, []int{int(id)}, 1); err != nil {
 		return err
 	}
 	return d.AddSubstrings(ctx, tx, cols.Table, cols.CodeFold, []db.Folded{{ID: int(id), Value: strings.ToLower(code)}})

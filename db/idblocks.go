@@ -74,13 +74,9 @@ func createIDBlocks(ctx context.Context, d *DB, s Structure) (bool, error) {
 	return true, nil
 }
 
-// CountIDs adds sign (1 or -1) to the block count of each of ids, records
-// of table just inserted (1) or deleted (-1), in tx, their transaction.
-// Writes count through Counted, which keeps the table's count too.
-func (d *DB) CountIDs(ctx context.Context, tx Execer, table string, ids []int, sign int) error {
-	return d.countIDs(ctx, tx, table, ids, sign, d.slot())
-}
-
+// countIDs adds sign (1 or -1) to slot of the block count of each of ids,
+// records of table just inserted (1) or deleted (-1), in tx, their
+// transaction (through Counted, which keeps the table's count too).
 func (d *DB) countIDs(ctx context.Context, tx Execer, table string, ids []int, sign, slot int) error {
 	delta := map[int]int{}
 	for _, id := range ids {

@@ -191,10 +191,7 @@ func TestRace_DeepPagesWhileRecordsAreDeletedAreEachTheTablesPageAtSomeMoment(t 
 					if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
 						return err
 					}
-					if err := a.db.CountIDs(ctx, tx, r.Table, pair, -1); err != nil {
-						return err
-					}
-					return a.db.AddToCount(ctx, tx, r.Table, -2)
+					return a.db.Counted(ctx, tx, r.Table, pair, -1)
 				})
 				if err != nil {
 					t.Error(err)
