@@ -66,15 +66,22 @@ func (d *DB) addToCount(ctx context.Context, tx Execer, table string, delta, slo
 
 // Counted adds sign (1 or -1) to what is kept of the count of the records
 // ids of table, just inserted or deleted in tx: the count of the table and
-// that of each record's block of ids (idblocks.go). Both take the same
-// slot, the blocks' first, so that two concurrent creates, which add to
-// the same block, either meet at the first or at neither.
+// that of each record's block of ids (idblocks.go), and it numbers the
+// write (changes.go). All take the same slot, the blocks' first, so that
+// two concurrent creates, which add to the same block, either meet at the
+// first or at none.
 func (d *DB) Counted(ctx context.Context, tx Execer, table string, ids []int, sign int) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	slot := rand.IntN(countSlots)
 	if err := d.countIDs(ctx, tx, table, ids, sign, slot%d.slots()); err != nil {
 		return err
 	}
-	return d.addToCount(ctx, tx, table, sign*len(ids), slot)
+	if err := d.addToCount(ctx, tx, table, sign*len(ids), slot); err != nil {
+		return err
+	}
+	return d.changed(ctx, tx, table, slot)
 }
 
 // StoredCount returns the count of table, and false when there is none to

@@ -18,7 +18,8 @@ import (
 // that a request reads a range of an index instead of walking the table:
 // the substring index of each searched column (substring.go), the
 // closure of a hierarchy (closure.go) and its subtree counts (subtree.go),
-// and the count of each block of ids (idblocks.go).
+// the count of each block of ids (idblocks.go), and the number of writes
+// (changes.go), which tells a replica that what it computed is still so.
 // The store writes them in the transaction of every write that changes
 // what they derive from, on every backend (no triggers: TiDB has none, and
 // MySQL with binary logging lets only privileged users create them), and
@@ -69,7 +70,7 @@ type structureKind struct {
 
 // structureKinds lists every kind of derived structure, in the order they
 // are created and rebuilt: subtree counts count the closure.
-var structureKinds = []*structureKind{substringKind, closureKind, subtreeCountKind, idBlockKind}
+var structureKinds = []*structureKind{substringKind, closureKind, subtreeCountKind, idBlockKind, changeKind}
 
 // Structures returns every derived structure of every resource table.
 func Structures() []Structure {

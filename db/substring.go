@@ -145,6 +145,12 @@ func NewSubstring(table, column, q string) Substring {
 	return s
 }
 
+// Key names the search among the searches of its table, for what is kept
+// of it (its count).
+func (s Substring) Key() string {
+	return fmt.Sprintf("%q %q %q %t %d %t", s.table, s.lo, s.hi, s.bounded, s.under, s.exact)
+}
+
 // Exact reports whether the index alone answers the search; otherwise the
 // records it finds are candidates, to be checked against the column.
 func (s Substring) Exact() bool { return s.exact }

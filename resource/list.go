@@ -98,6 +98,11 @@ type tableSource struct {
 	// records in the list's order, every search by LIKE, and only when
 	// they do not fill it goes through the index as page says.
 	walk int
+	// changes is the table's change number, read while planning the
+	// searches, when numbered: a count kept at it answers for the list's
+	// (countcache.go).
+	changes  int64
+	numbered bool
 }
 
 // table returns the source of q's filters and ordering within sc, with
@@ -212,15 +217,45 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 			return n, err
 		}
 	}
+	// A list of searches (only those read the change number) without a
+	// scope is counted again only after a write.
+	keep := t.numbered && t.scope == nil
+	key := ""
+	if keep {
+		key = filtersKey(t.q.Filters)
+		if n, ok := r.keptAt(key, t.changes); ok {
+			return n, nil
+		}
+	}
 	// COUNT(*), not a column: the database may count index entries.
 	s := r.newSQL()
 	t.start(s)
-	s.Raw("SELECT COUNT(*) FROM ")
+	if keep {
+		// Scalar subqueries, not an aggregate beside a subquery, which
+		// MySQL's ONLY_FULL_GROUP_BY may refuse.
+		s.Raw("SELECT (SELECT COUNT(*) FROM ")
+	} else {
+		s.Raw("SELECT COUNT(*) FROM ")
+	}
 	t.from(s, "r")
 	r.where(s, "r", t.q.Filters, t.tally)
+	if keep {
+		s.Raw("), ")
+		r.db.ChangeNumber(s, r.desc.Table)
+	}
 	var n int
-	err := db.QueryRow(ctx, r.db.Read(), s.String(), s.Args, &n)
-	return n, err
+	var changes int64
+	dest := []any{&n}
+	if keep {
+		dest = append(dest, &changes)
+	}
+	if err := db.QueryRow(ctx, r.db.Read(), s.String(), s.Args, dest...); err != nil {
+		return 0, err
+	}
+	if keep {
+		r.counts.put(key, changes, n)
+	}
+	return n, nil
 }
 
 // deferAfter is the offset from which a page is read with a deferred join.

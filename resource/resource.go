@@ -82,6 +82,9 @@ type Resource struct {
 	searched  []int          // the fields with a substring filter, each with a substring index
 	sql       statements
 	insertOne string
+	// counts holds the counts of searches this replica made, with the
+	// change number each is good for (countcache.go).
+	counts *countCache
 	// msgCodeExists is DRF's message for a duplicate code.
 	msgCodeExists string
 }
@@ -106,7 +109,7 @@ func Register(reg *Registry, desc config.Resource) *Resource {
 // newResource works out everything about desc that requests need; with no
 // database, what parsing, validation and rendering need.
 func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
-	r := &Resource{desc: desc, db: d, opts: opts, fields: newFields(desc)}
+	r := &Resource{desc: desc, db: d, opts: opts, fields: newFields(desc), counts: &countCache{}}
 	r.keys = newKeys(r.fields)
 	r.params = newParams(r.fields)
 	r.sortable = map[string]int{"id": -1}

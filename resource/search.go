@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"personnel/casefold"
@@ -91,30 +92,49 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	// in one statement with the size of the table.
 	alone := len(q.Filters) == 1 && sc == nil
 	_, byID := idOrder(q.Order)
-	var total int
+	// Counts are kept (countcache.go) with the change number they were
+	// counted at. A search alone reads the table's number in the
+	// statement that counts it (and counts only if it moved); others read
+	// it first, with the size of the table, which they need anyway.
+	numbered := r.numbered(ctx)
+	var now state
+	known := false
+	if numbered && !alone {
+		var err error
+		if now, err = r.readState(ctx); err != nil {
+			return nil, err
+		}
+		known = true
+	}
 	var err error
 	if alone {
-		total, err = r.count(ctx, &found[0], -1)
+		err = r.countKept(ctx, &found[0], -1, &now, &known)
 	} else {
-		if total, err = r.total(ctx); err != nil {
-			return nil, err
+		if !known {
+			if now.total, err = r.total(ctx); err != nil {
+				return nil, err
+			}
 		}
 		// A search that is not alone is counted only as far as it
 		// decides anything: beyond that many matches it is counted by
 		// scan and its page walked (in id order; in another, a walk costs
 		// a record read by id too, and the limit is the table).
-		limit := total/costJoin + 1
+		limit := now.total/costJoin + 1
 		if !byID {
-			limit = total + 1
+			limit = now.total + 1
 		}
 		for k := range found {
-			if _, err = r.count(ctx, &found[k], limit); err != nil {
+			if err = r.countKept(ctx, &found[k], limit, &now, &known); err != nil {
 				break
 			}
 		}
 	}
 	if err != nil {
 		return nil, err
+	}
+	total := now.total
+	if numbered && known {
+		t.changes, t.numbered = now.changes, true
 	}
 	best := found[0]
 	estimate := float64(total)
@@ -179,23 +199,72 @@ func (r *Resource) searchable(ctx context.Context, i int, f Filter) (search, boo
 	return search{through: through{filter: i, sub: db.NewSubstring(r.desc.Table, field.Fold, f.Value.Str)}}, true
 }
 
-// count sets the number of records s finds, up to limit; with limit -1,
-// exactly, and it returns the size of the table too (total), read in the
-// same statement.
-func (r *Resource) count(ctx context.Context, s *search, limit int) (total int, err error) {
-	q := r.newSQL()
-	if limit < 0 {
-		// Two scalar subqueries, not an aggregate beside a subquery,
-		// which MySQL's ONLY_FULL_GROUP_BY may refuse.
-		q.Raw("SELECT (SELECT COUNT(*) FROM ")
-		s.sub.From(q, "g").Raw("), ")
-		r.db.KeptCount(q, r.desc.Table)
-		err = db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches, &total)
-		return orLarge(total), err
+// searchKey names the count of a search up to limit (-1: exact).
+func searchKey(sub string, limit int) string {
+	return "search " + strconv.Itoa(limit) + " " + sub
+}
+
+// countKept sets the number of records s finds, up to limit (-1:
+// exactly), from the count kept for it when the table's change number is
+// still the one it was counted at: now's when known says now was read,
+// else the one the statement that would count reads, which counts only
+// when it moved. A count is read with the size of the table (into now,
+// with limit -1, unless known) and, while numbered, the change number,
+// and kept.
+func (r *Resource) countKept(ctx context.Context, s *search, limit int, now *state, known *bool) error {
+	key := searchKey(s.sub.Key(), limit)
+	kept, has := r.counts.get(key)
+	if *known && has && kept.changes == now.changes {
+		s.matches = kept.n
+		return nil
 	}
-	q.Raw("SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ")
-	s.sub.From(q, "g").Raw(" LIMIT ").Arg(limit).Raw(") AS ").Ident("c")
-	return 0, db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &s.matches)
+	numbered := r.numbered(ctx)
+	guard := numbered && has && !*known
+	q := r.newSQL().Raw("SELECT ")
+	if guard {
+		r.keptUnless(q, kept.changes)
+	}
+	// Scalar subqueries, not an aggregate beside a subquery, which
+	// MySQL's ONLY_FULL_GROUP_BY may refuse.
+	if limit < 0 {
+		q.Raw("(SELECT COUNT(*) FROM ")
+		s.sub.From(q, "g").Raw(")")
+	} else {
+		q.Raw("(SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ")
+		s.sub.From(q, "g").Raw(" LIMIT ").Arg(limit).Raw(") AS ").Ident("c").Raw(")")
+	}
+	if guard {
+		q.Raw(" END")
+	}
+	var changes int64
+	dest := []any{&s.matches}
+	if limit < 0 && !*known {
+		q.Raw(", ")
+		r.db.KeptCount(q, r.desc.Table)
+		dest = append(dest, &now.total)
+	}
+	if numbered {
+		q.Raw(", ")
+		r.db.ChangeNumber(q, r.desc.Table)
+		dest = append(dest, &changes)
+	}
+	if err := db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, dest...); err != nil {
+		return err
+	}
+	if limit < 0 && !*known {
+		now.total = orLarge(now.total)
+		if numbered {
+			// The size read with the count is as of its change number.
+			now.changes, *known = changes, true
+		}
+	}
+	switch {
+	case guard && s.matches < 0:
+		s.matches = kept.n // not counted: the number had not moved
+	case numbered:
+		r.counts.put(key, changes, s.matches)
+	}
+	return nil
 }
 
 // total returns about how many records the table holds: the kept count,

@@ -330,7 +330,7 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 		if !ok {
 			continue
 		}
-		if _, err := r.count(ctx, &s, -1); err != nil {
+		if err := r.countKept(ctx, &s, -1, &state{}, new(bool)); err != nil {
 			t.Fatal(err)
 		}
 		joined := r.table(q, sc)

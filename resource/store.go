@@ -232,7 +232,10 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 				return err
 			}
 		}
-		return r.reindexSubstrings(ctx, tx, id, changed, out.Values)
+		if err := r.reindexSubstrings(ctx, tx, id, changed, out.Values); err != nil {
+			return err
+		}
+		return r.db.Updated(ctx, tx, r.desc.Table)
 	})
 	if err != nil {
 		return Row{}, r.writeError(err, in)

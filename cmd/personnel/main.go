@@ -148,8 +148,8 @@ Commands:
   recount [-config file.yaml]    count every resource again and trust the kept counts
   reindex [--all] [-config file.yaml]
                                  recount, rebuild the search indexes, closures, subtree
-                                 and id block counts not trusted yet (--all: every one),
-                                 and trust them
+                                 and id block counts and change numbers not trusted yet
+                                 (--all: every one), and trust them
                                  (after a rolling upgrade: see the README)
   user add|list|passwd|disable|enable|delete|unlock|revoke-token ...
                                  manage who may log in ("personnel user --help")
@@ -340,14 +340,14 @@ func recount(args []string, stdout, stderr io.Writer) error {
 }
 
 // reindex counts every resource table again and rebuilds what the service
-// keeps beside each (substring indexes, hierarchy closures, subtree counts
-// and id block counts) where it is not trusted yet, or all of it with
+// keeps beside each (substring indexes, hierarchy closures, subtree
+// counts, id block counts and change numbers) where it is not trusted yet, or all of it with
 // --all, then trusts all of it: run once no replica of an earlier version
 // is left.
 // Replicas of this version may keep serving meanwhile.
 func reindex(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reindex", "reindex [--all] [-config file.yaml]\n\n"+
-		"Count every resource again, rebuild the search indexes, hierarchy closures, subtree counts and id block counts\n"+
+		"Count every resource again, rebuild the search indexes, hierarchy closures, subtree counts, id block counts and change numbers\n"+
 		"not trusted yet "+
 		"(after a rolling upgrade), and trust them.\n", args, stdout, stderr)
 	configPath := fs.String("config", "", "YAML file of settings (optional)")
@@ -374,7 +374,7 @@ func reindex(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "recounted every resource and rebuilt what needed it; every replica uses the kept counts, search indexes, closures, subtree counts and id block counts within 5 seconds")
+	fmt.Fprintln(stdout, "recounted every resource and rebuilt what needed it; every replica uses the kept counts, search indexes, closures, subtree counts, id block counts and change numbers within 5 seconds")
 	return nil
 }
 
