@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"personnel/ent"
 )
@@ -13,7 +14,7 @@ import (
 //
 //	<table>_changes (slot, changes), PRIMARY KEY (slot)
 //
-// as the sum of a few slot rows, each write adding to one chosen at
+// as the sum of changeSlots rows, each write adding to one chosen at
 // random, so that concurrent writers seldom queue on one row lock (one row
 // on SQLite, whose writers are serialised anyway).
 //
@@ -42,28 +43,64 @@ var changeKind = &structureKind{
 	rebuild: rebuildChanges,
 }
 
+// changeSlots is how many rows share a table's change number: more than
+// share its count, since every update adds to it too, and holds its
+// slot's row lock until it commits. A read sums them all, a range of the
+// primary key.
+const changeSlots = 64
+
 // ChangeTable names the table of the change number of table.
 func ChangeTable(table string) string { return shortName(table + "_changes") }
 
 // createChanges creates the change number table of s, with its slots, when
-// it is missing, and reports whether it was.
+// it is missing, and reports whether it was; it adds the slots an
+// existing one lacks.
 func createChanges(ctx context.Context, d *DB, s Structure) (bool, error) {
 	c := ChangeTable(s.Table.Table)
 	exists, err := d.exists(ctx, c, "")
-	if err != nil || exists {
+	if err != nil {
 		return false, err
 	}
-	_, options := d.sideTable()
-	table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("slot").Raw(" INTEGER NOT NULL PRIMARY KEY, ").
-		Ident("changes").Raw(" BIGINT NOT NULL)" + options)
-	rows := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident("slot").Raw(", ").Ident("changes").Raw(") VALUES ")
-	rows.List(countSlots, func(i int) { rows.Raw("(").Arg(i).Raw(", 0)") })
-	for _, st := range []*SQL{table, rows} {
-		if _, err := d.write.ExecContext(ctx, st.String(), st.Args...); err != nil {
-			return false, fmt.Errorf("%s: %w", st.String(), err)
+	have := map[int]bool{}
+	if exists {
+		rows, err := d.write.QueryContext(ctx, d.SQL().Raw("SELECT ").Ident("slot").Raw(" FROM ").Ident(c).String())
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var slot int
+			if err := rows.Scan(&slot); err != nil {
+				return false, err
+			}
+			have[slot] = true
+		}
+		if err := rows.Err(); err != nil {
+			return false, err
+		}
+	} else {
+		_, options := d.sideTable()
+		table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("slot").Raw(" INTEGER NOT NULL PRIMARY KEY, ").
+			Ident("changes").Raw(" BIGINT NOT NULL)" + options)
+		if _, err := d.write.ExecContext(ctx, table.String()); err != nil {
+			return false, fmt.Errorf("%s: %w", table.String(), err)
 		}
 	}
-	return true, nil
+	var missing []int
+	for i := range changeSlots {
+		if !have[i] {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 {
+		// A new slot starts at 0: the sum, all that is read, stays.
+		rows := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident("slot").Raw(", ").Ident("changes").Raw(") VALUES ")
+		rows.List(len(missing), func(i int) { rows.Raw("(").Arg(missing[i]).Raw(", 0)") })
+		if _, err := d.write.ExecContext(ctx, rows.String(), rows.Args...); err != nil {
+			return false, fmt.Errorf("%s: %w", rows.String(), err)
+		}
+	}
+	return !exists, nil
 }
 
 // rebuildChanges adds 1 to every slot of the change number of s: there is
@@ -77,18 +114,29 @@ func rebuildChanges(ctx context.Context, d *DB, s Structure) (int, error) {
 }
 
 // changed adds 1 to slot of the change number of table, in tx, the
-// transaction of the write it numbers.
+// transaction of the write it numbers (to slot 0 on SQLite, whose writers
+// are serialised).
 func (d *DB) changed(ctx context.Context, tx Execer, table string, slot int) error {
+	if d.SQLite() {
+		slot = 0
+	}
 	st := d.SQL().Raw("UPDATE ").Ident(ChangeTable(table)).Raw(" SET ").Ident("changes").Raw(" = ").Ident("changes").Raw(" + 1 WHERE ").
-		Ident("slot").Raw(" = ").Arg(slot % d.slots())
-	_, err := tx.ExecContext(ctx, st.String(), st.Args...)
-	return err
+		Ident("slot").Raw(" = ").Arg(slot % changeSlots)
+	res, err := tx.ExecContext(ctx, st.String(), st.Args...)
+	if err != nil {
+		return err
+	}
+	// A write left unnumbered would let kept counts outlive it: refuse it.
+	if n, err := res.RowsAffected(); err == nil && n != 1 {
+		return fmt.Errorf("change number of %s: slot %d missing", table, slot%changeSlots)
+	}
+	return nil
 }
 
 // Updated numbers an update of records of table, in tx, its transaction.
 // Inserts and deletes are numbered by Counted.
 func (d *DB) Updated(ctx context.Context, tx Execer, table string) error {
-	return d.changed(ctx, tx, table, d.slot())
+	return d.changed(ctx, tx, table, rand.IntN(changeSlots))
 }
 
 // ChangeNumber writes a scalar subquery that gives the change number of
