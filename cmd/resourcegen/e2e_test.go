@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -233,6 +234,11 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) (string, erro
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	// At the deadline the whole group goes, not only the go command: the
+	// test binaries it started would otherwise run on, orphaned, and slow
+	// every package tested after.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
