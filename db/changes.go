@@ -53,54 +53,26 @@ const changeSlots = 64
 func ChangeTable(table string) string { return shortName(table + "_changes") }
 
 // createChanges creates the change number table of s, with its slots, when
-// it is missing, and reports whether it was; it adds the slots an
-// existing one lacks.
+// it is missing, and reports whether it was. It issues nothing when the
+// table exists: a reindex runs it while writes go on, and on SQLite a new
+// statement on the one write connection would wait for the writer.
 func createChanges(ctx context.Context, d *DB, s Structure) (bool, error) {
 	c := ChangeTable(s.Table.Table)
 	exists, err := d.exists(ctx, c, "")
-	if err != nil {
+	if err != nil || exists {
 		return false, err
 	}
-	have := map[int]bool{}
-	if exists {
-		rows, err := d.write.QueryContext(ctx, d.SQL().Raw("SELECT ").Ident("slot").Raw(" FROM ").Ident(c).String())
-		if err != nil {
-			return false, err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var slot int
-			if err := rows.Scan(&slot); err != nil {
-				return false, err
-			}
-			have[slot] = true
-		}
-		if err := rows.Err(); err != nil {
-			return false, err
-		}
-	} else {
-		_, options := d.sideTable()
-		table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("slot").Raw(" INTEGER NOT NULL PRIMARY KEY, ").
-			Ident("changes").Raw(" BIGINT NOT NULL)" + options)
-		if _, err := d.write.ExecContext(ctx, table.String()); err != nil {
-			return false, fmt.Errorf("%s: %w", table.String(), err)
+	_, options := d.sideTable()
+	table := d.SQL().Raw("CREATE TABLE ").Ident(c).Raw(" (").Ident("slot").Raw(" INTEGER NOT NULL PRIMARY KEY, ").
+		Ident("changes").Raw(" BIGINT NOT NULL)" + options)
+	rows := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident("slot").Raw(", ").Ident("changes").Raw(") VALUES ")
+	rows.List(changeSlots, func(i int) { rows.Raw("(").Arg(i).Raw(", 0)") })
+	for _, st := range []*SQL{table, rows} {
+		if _, err := d.write.ExecContext(ctx, st.String(), st.Args...); err != nil {
+			return false, fmt.Errorf("%s: %w", st.String(), err)
 		}
 	}
-	var missing []int
-	for i := range changeSlots {
-		if !have[i] {
-			missing = append(missing, i)
-		}
-	}
-	if len(missing) > 0 {
-		// A new slot starts at 0: the sum, all that is read, stays.
-		rows := d.SQL().Raw("INSERT INTO ").Ident(c).Raw(" (").Ident("slot").Raw(", ").Ident("changes").Raw(") VALUES ")
-		rows.List(len(missing), func(i int) { rows.Raw("(").Arg(missing[i]).Raw(", 0)") })
-		if _, err := d.write.ExecContext(ctx, rows.String(), rows.Args...); err != nil {
-			return false, fmt.Errorf("%s: %w", rows.String(), err)
-		}
-	}
-	return !exists, nil
+	return true, nil
 }
 
 // rebuildChanges adds 1 to every slot of the change number of s: there is
@@ -109,8 +81,12 @@ func createChanges(ctx context.Context, d *DB, s Structure) (bool, error) {
 // not be used again.
 func rebuildChanges(ctx context.Context, d *DB, s Structure) (int, error) {
 	st := d.SQL().Raw("UPDATE ").Ident(ChangeTable(s.Table.Table)).Raw(" SET ").Ident("changes").Raw(" = ").Ident("changes").Raw(" + 1")
-	_, err := d.write.ExecContext(ctx, st.String())
-	return 0, err
+	// Through a transaction of the store's, as every write that runs
+	// beside the service's own (on SQLite, its writer's).
+	return 0, d.InTx(ctx, func(tx *ent.Client) error {
+		_, err := tx.ExecContext(ctx, st.String())
+		return err
+	})
 }
 
 // changed adds 1 to slot of the change number of table, in tx, the
