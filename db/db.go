@@ -253,6 +253,10 @@ func (d *DB) Write() *ent.Client { return d.write }
 // counting changed rows rather than matched ones).
 func (d *DB) MySQL() bool { return d.Dialect == dialect.MySQL }
 
+// MariaDB reports whether the service behaves as on MariaDB (detected, or
+// forced by PERSONNEL_DB_FLAVOR), for plans measured on its optimizer only.
+func (d *DB) MariaDB() bool { return d.Dialect == dialect.MySQL && d.Flavor == config.FlavorMariaDB }
+
 // SQLite reports whether the database is the embedded SQLite: one process
 // writes it, through one connection, and triggers keep its record counts
 // (ensureCountTriggers).

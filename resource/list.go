@@ -139,6 +139,9 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 	if t.idsPage {
 		return t.pageOfIDs(ctx, limit, offset)
 	}
+	if desc, byID := idOrder(t.q.Order); byID && t.page.filter >= 0 && t.scope == nil && t.r.db.Postgres() {
+		return t.pageOfCandidates(ctx, limit, offset, desc)
+	}
 	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 {
 		if desc, ok := idOrder(t.q.Order); ok {
 			rows, found, err := t.fromBlock(ctx, limit, offset, desc)
