@@ -9,6 +9,11 @@
 //	go run ./cmd/loadtest -records 10000,100000,1000000 -connections 32 -duration 10s \
 //	    -mysql 'root@tcp(127.0.0.1:3306)/test' -postgres 'postgres://postgres@127.0.0.1:5432/test'
 //
+// With -compare, the scenarios a plain service can answer (read, lists,
+// searches, ordering, deep page) are also driven against a hand-written
+// service over the same database, as the performance issue measured: see
+// handwritten.go.
+//
 // The load generator runs on the same machine as the server and takes part
 // of its CPU; the figures are for the pair.
 package main
@@ -19,6 +24,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,19 +54,28 @@ func main() {
 	postgresDSN := flag.String("postgres", "", "administrative PostgreSQL URL (postgres://user@host:5432/db); when set, PostgreSQL is tested too (a scratch database is created and dropped)")
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
 	sustained := flag.Duration("sustained", 0, "instead of the scenarios, run a mixed workload this long and check that no acknowledged write was lost")
+	compare := flag.Bool("compare", false, "also drive a hand-written service (net/http, database/sql, COUNT(*), OFFSET, LIKE) over the same database, in alternation, for the scenarios it serves")
+	handwritten := flag.Bool("handwritten", false, "serve the hand-written service (-compare starts it; not for use by hand)")
 	flag.Parse()
+	if *handwritten {
+		if err := serveHandwritten(); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest -handwritten:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *sustained > 0 {
 		*only = "sustained"
 		*duration = *sustained
 	}
 	admin := map[string]string{"mysql": *mysqlDSN, "postgres": *postgresDSN}
-	if err := run(*records, *conns, *duration, admin, *only); err != nil {
+	if err := run(*records, *conns, *duration, admin, *only, *compare); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
 
-func run(records string, conns int, duration time.Duration, admin map[string]string, only string) error {
+func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare bool) error {
 	dir, err := os.MkdirTemp("", "personnel-load")
 	if err != nil {
 		return err
@@ -86,7 +101,7 @@ func run(records string, conns int, duration time.Duration, admin map[string]str
 			if err != nil {
 				return fmt.Errorf("-records: %q", s)
 			}
-			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only); err != nil {
+			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only, compare); err != nil {
 				return fmt.Errorf("%s at %d: %w", backend, n, err)
 			}
 		}
@@ -101,7 +116,7 @@ type server struct {
 	token string
 }
 
-func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string) error {
+func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare bool) error {
 	env := append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
 		"PERSONNEL_ADMIN_USER=load", "PERSONNEL_ADMIN_PASSWORD=load-password", "PERSONNEL_BCRYPT_COST=4",
 		"PERSONNEL_JWT_SECRET=load-test-secret-load-test-secret-xx",
@@ -150,15 +165,85 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	if only == "sustained" {
 		return srv.sustained(backend, n, root, conns, duration)
 	}
+	var hw *server
+	if compare {
+		if hw, err = startHandwritten(backend, env); err != nil {
+			return err
+		}
+		defer func() {
+			hw.cmd.Process.Kill()
+			hw.cmd.Wait()
+		}()
+	}
 	for _, sc := range scenarios(n, root, size) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
 			continue
 		}
-		res := srv.drive(sc, conns, duration)
-		fmt.Printf("| %s | %d | %s | %.0f | %.2f | %.2f | %d | %.1f |\n", backend, n, sc.name,
-			res.rate, ms(res.p50), ms(res.p99), res.errors, float64(peakRSS(srv.cmd.Process.Pid))/1024)
+		if hw != nil && handwrittenServes(sc.name) {
+			if err := sameAnswer(srv, hw, sc); err != nil {
+				return fmt.Errorf("%s: %w", sc.name, err)
+			}
+			compareWith(srv, hw, sc, backend, n, conns, duration)
+			continue
+		}
+		res := srv.drive(sc, conns, duration).summary()
+		printRow(backend, n, sc.name, res, srv)
 	}
 	return nil
+}
+
+func printRow(backend string, n int, name string, res result, srv *server) {
+	fmt.Printf("| %s | %d | %s | %.0f | %.2f | %.2f | %d | %.1f |\n", backend, n, name,
+		res.rate, ms(res.p50), ms(res.p99), res.errors, float64(peakRSS(srv.cmd.Process.Pid))/1024)
+}
+
+// sameAnswer checks, on one request of sc, that the hand-written service
+// answers what Personnel does (the same record; a list of the same length
+// and count), so that the comparison does not time a service that skips
+// the work. A search may differ slightly (strings.ToLower is not quite
+// Personnel's case folding): that is reported, not failed, as the scan
+// costs the same.
+func sameAnswer(srv, hw *server, sc scenario) error {
+	_, path, _ := sc.req(rand.New(rand.NewPCG(7, 7)), 0)
+	var ours, theirs struct {
+		ID    int
+		Count int
+		Data  []json.RawMessage
+	}
+	if err := srv.getJSON(path, &ours); err != nil {
+		return err
+	}
+	if err := hw.getJSON(path, &theirs); err != nil {
+		return fmt.Errorf("the hand-written service: %w", err)
+	}
+	if ours.ID == theirs.ID && ours.Count == theirs.Count && len(ours.Data) == len(theirs.Data) {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: Personnel answered id %d, count %d, %d records; the hand-written service id %d, count %d, %d records",
+		path, ours.ID, ours.Count, len(ours.Data), theirs.ID, theirs.Count, len(theirs.Data))
+	if strings.Contains(path, "_icontains=") && theirs.Count > 0 {
+		fmt.Fprintln(os.Stderr, "note:", msg)
+		return nil
+	}
+	return errors.New(msg)
+}
+
+// compareWith drives sc against Personnel and against the hand-written
+// service in turn, four slices of a quarter of d each (so that both see
+// the same machine), and prints both rows, the second named with
+// Personnel's throughput ratio to it.
+func compareWith(srv, hw *server, sc scenario, backend string, n, conns int, d time.Duration) {
+	var ours, theirs samples
+	for i := range 4 {
+		if i%2 == 0 {
+			ours.add(srv.drive(sc, conns, d/4))
+		} else {
+			theirs.add(hw.drive(sc, conns, d/4))
+		}
+	}
+	o, t := ours.summary(), theirs.summary()
+	printRow(backend, n, sc.name, o, srv)
+	printRow(backend, n, fmt.Sprintf("%s, hand-written (Personnel %.2fx)", sc.name, o.rate/t.rate), t, hw)
 }
 
 func start(bin, dir string, env []string) (*server, error) {
@@ -301,14 +386,39 @@ type result struct {
 	errors   int64
 }
 
+// samples are the latencies of the requests a scenario made after its
+// warm-up, over how long they were made.
+type samples struct {
+	lat     []time.Duration
+	errors  int64
+	elapsed time.Duration
+}
+
+func (s *samples) add(o samples) {
+	s.lat = append(s.lat, o.lat...)
+	s.errors += o.errors
+	s.elapsed += o.elapsed
+}
+
+func (s samples) summary() result {
+	slices.Sort(s.lat)
+	r := result{errors: s.errors}
+	if len(s.lat) > 0 {
+		r.rate = float64(len(s.lat)) / s.elapsed.Seconds()
+		r.p50 = s.lat[len(s.lat)/2]
+		r.p99 = s.lat[len(s.lat)*99/100]
+	}
+	return r
+}
+
 var seq atomic.Int64
 
 // drive runs sc on conns connections for d, after a short warm-up.
-func (s *server) drive(sc scenario, conns int, d time.Duration) result {
+func (s *server) drive(sc scenario, conns int, d time.Duration) samples {
 	transport := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	defer transport.CloseIdleConnections()
-	var errors atomic.Int64
+	var failed atomic.Int64
 	lat := make([][]time.Duration, conns)
 	ctx, cancel := context.WithTimeout(context.Background(), d+time.Second)
 	defer cancel()
@@ -330,7 +440,7 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) result {
 				resp, err := client.Do(req)
 				if err != nil {
 					if ctx.Err() == nil {
-						errors.Add(1)
+						failed.Add(1)
 					}
 					continue
 				}
@@ -340,25 +450,18 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) result {
 					continue
 				}
 				if resp.StatusCode >= 300 {
-					errors.Add(1)
+					failed.Add(1)
 				}
 				lat[i] = append(lat[i], time.Since(t0))
 			}
 		}()
 	}
 	wg.Wait()
-	var all []time.Duration
+	out := samples{errors: failed.Load(), elapsed: d}
 	for _, l := range lat {
-		all = append(all, l...)
+		out.lat = append(out.lat, l...)
 	}
-	slices.Sort(all)
-	r := result{errors: errors.Load()}
-	if len(all) > 0 {
-		r.rate = float64(len(all)) / d.Seconds()
-		r.p50 = all[len(all)/2]
-		r.p99 = all[len(all)*99/100]
-	}
-	return r
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
