@@ -244,6 +244,34 @@ func compareWith(srv, hw *server, sc scenario, backend string, n, conns int, d t
 	o, t := ours.summary(), theirs.summary()
 	printRow(backend, n, sc.name, o, srv)
 	printRow(backend, n, fmt.Sprintf("%s, hand-written (Personnel %.2fx)", sc.name, o.rate/t.rate), t, hw)
+	ps, pg := ours.cpuPerRequest()
+	hs, hg := theirs.cpuPerRequest()
+	fmt.Fprintf(os.Stderr, "%s %s: CPU µs a request, server + load generator: Personnel %.0f + %.0f, hand-written %.0f + %.0f\n",
+		backend, sc.name, ps, pg, hs, hg)
+}
+
+// listeningAddr waits for the "listening" line in the server's log and
+// returns its address.
+func listeningAddr(log string, wait time.Duration) (string, error) {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			return "", err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "listening" {
+				if a, ok := m["addr"].(string); ok {
+					return a, nil
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(log)
+	return "", fmt.Errorf("the server did not start; its log:\n%s", data)
 }
 
 func start(bin, dir string, env []string) (*server, error) {
@@ -253,31 +281,19 @@ func start(bin, dir string, env []string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, pw := io.Pipe()
-	cmd.Stderr = io.MultiWriter(logFile, pw)
+	// The server writes its log to the file itself: piped through this
+	// process, every request's log line would cost the load generator,
+	// which shares the CPUs, a read and a write of its own.
+	cmd.Stderr = logFile
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "listening" {
-				addr <- m["addr"].(string)
-				break
-			}
-		}
-		// Keep draining into the log file only.
-		cmd.Stderr = logFile
-		io.Copy(io.Discard, pr)
-	}()
-	var a string
-	select {
-	case a = <-addr:
-	case <-time.After(2 * time.Minute):
+	logFile.Close()
+	a, err := listeningAddr(logFile.Name(), 2*time.Minute)
+	if err != nil {
 		cmd.Process.Kill()
-		return nil, fmt.Errorf("the server did not start")
+		cmd.Wait()
+		return nil, err
 	}
 	s := &server{cmd: cmd, base: "http://" + a}
 	resp, err := http.Post(s.base+"/jwt-api-token-auth/", "application/json",
@@ -392,12 +408,26 @@ type samples struct {
 	lat     []time.Duration
 	errors  int64
 	elapsed time.Duration
+	// requests counts every answered request, the warm-up's too; cpu and
+	// selfCPU are the CPU time the server and this process spent on them.
+	requests     int64
+	cpu, selfCPU time.Duration
 }
 
 func (s *samples) add(o samples) {
 	s.lat = append(s.lat, o.lat...)
 	s.errors += o.errors
 	s.elapsed += o.elapsed
+	s.requests += o.requests
+	s.cpu += o.cpu
+	s.selfCPU += o.selfCPU
+}
+
+// cpuPerRequest is the server's and the load generator's CPU time per
+// request, in µs.
+func (s samples) cpuPerRequest() (server, generator float64) {
+	n := float64(max(s.requests, 1))
+	return float64(s.cpu.Microseconds()) / n, float64(s.selfCPU.Microseconds()) / n
 }
 
 func (s samples) summary() result {
@@ -423,6 +453,8 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) samples {
 	ctx, cancel := context.WithTimeout(context.Background(), d+time.Second)
 	defer cancel()
 	warm := time.Now().Add(time.Second)
+	cpu0, self0 := cpuTime(s.cmd.Process.Pid), cpuTime(os.Getpid())
+	var answered atomic.Int64
 	var wg sync.WaitGroup
 	for i := range conns {
 		wg.Add(1)
@@ -446,6 +478,7 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) samples {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				answered.Add(1)
 				if t0.Before(warm) {
 					continue
 				}
@@ -457,7 +490,8 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) samples {
 		}()
 	}
 	wg.Wait()
-	out := samples{errors: failed.Load(), elapsed: d}
+	out := samples{errors: failed.Load(), elapsed: d, requests: answered.Load(),
+		cpu: cpuTime(s.cmd.Process.Pid) - cpu0, selfCPU: cpuTime(os.Getpid()) - self0}
 	for _, l := range lat {
 		out.lat = append(out.lat, l...)
 	}
@@ -467,6 +501,21 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) samples {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // peakRSS returns the process's resident memory high-water mark in KiB.
+// cpuTime is the CPU time (user and system) process pid has used so far,
+// in clock ticks of 10 ms.
+func cpuTime(pid int) time.Duration {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	// The command name, in brackets, may hold spaces: count fields after it.
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.Atoi(f[11])
+	system, _ := strconv.Atoi(f[12])
+	return time.Duration(user+system) * 10 * time.Millisecond
+}
+
 func peakRSS(pid int) int {
 	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	for _, line := range strings.Split(string(data), "\n") {
