@@ -86,6 +86,22 @@ func serveHandwritten() error {
 	if driver == "sqlite" {
 		conns = max(4, 2*runtime.GOMAXPROCS(0)) // Personnel's readers
 	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	if err := db.Ping(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println("listening", ln.Addr())
+	return (&http.Server{Handler: handwrittenHandler(db, driver), ReadHeaderTimeout: 10 * time.Second}).Serve(ln)
+}
+
+// handwrittenHandler answers read by id and the list from db, whose
+// driver is driver.
+func handwrittenHandler(db *sql.DB, driver string) http.Handler {
 	// q writes a statement's ? placeholders as the driver wants them.
 	q := func(s string) string {
 		if driver != "pgx" {
@@ -102,11 +118,6 @@ func serveHandwritten() error {
 			}
 		}
 		return b.String()
-	}
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
-	if err := db.Ping(); err != nil {
-		return err
 	}
 	const cols = "SELECT id, dept_code, dept_name, parent_dept_id FROM personnel_department"
 	fail := func(w http.ResponseWriter, err error) { http.Error(w, err.Error(), http.StatusInternalServerError) }
@@ -177,12 +188,7 @@ func serveHandwritten() error {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(out)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Println("listening", ln.Addr())
-	return (&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(ln)
+	return mux
 }
 
 // startHandwritten starts the hand-written service over the database that
