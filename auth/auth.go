@@ -136,6 +136,10 @@ const ctxUser = "personnel.auth.user"
 // gate (a JWT's user is checked there from its claims).
 const ctxState = "personnel.auth.state"
 
+// ctxLogin holds the login of a JWT found in the verified-token cache, for
+// gate.
+const ctxLogin = "personnel.auth.login"
+
 // New builds the authentication of cfg over d. It fails when there is no
 // usable secret (see Secret).
 func New(cfg *config.Config, d *db.DB, opts Options) (*Service, error) {
@@ -229,25 +233,27 @@ func (s *Service) Middleware() []gin.HandlerFunc {
 func (s *Service) identify(byJWT gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.GetHeader("Authorization")
-		f := strings.Fields(h)
-		scheme := ""
-		if len(f) == 2 {
-			scheme = strings.ToLower(f[0])
+		scheme, cred := "", ""
+		if f := strings.Fields(h); len(f) == 2 {
+			scheme, cred = strings.ToLower(f[0]), f[1]
 		}
 		var st userState
 		var err error
 		switch {
 		case h == "":
 			err = apierror.New(apierror.Unauthorized, msgNoCredentials)
-		case (scheme == "jwt" || scheme == "bearer") && s.schemes[SchemeJWT]:
-			// The one form gin-jwt and the verified-token cache read.
-			c.Request.Header.Set("Authorization", "JWT "+f[1])
+		case (scheme == SchemeJWT || scheme == "bearer") && s.schemes[SchemeJWT]:
+			// The one form gin-jwt and the verified-token cache read
+			// (which most clients send already).
+			if len(h) != len("JWT ")+len(cred) || !strings.HasPrefix(h, "JWT ") {
+				c.Request.Header.Set("Authorization", "JWT "+cred)
+			}
 			byJWT(c)
 			return
 		case scheme == SchemeToken && s.schemes[SchemeToken]:
-			st, err = s.keyUser(c.Request.Context(), f[1])
+			st, err = s.keyUser(c.Request.Context(), cred)
 		case scheme == SchemeBasic && s.schemes[SchemeBasic]:
-			st, err = s.basicUser(c, f[1])
+			st, err = s.basicUser(c, cred)
 		default:
 			err = apierror.New(apierror.Unauthorized, msgBadHeader)
 		}
@@ -276,7 +282,7 @@ func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 				s.abort(c, apierror.New(apierror.Unauthorized, msgExpired))
 				return
 			}
-			c.Set("JWT_PAYLOAD", jwt.MapClaims(v.claims()))
+			c.Set(ctxLogin, v.login) // what gate would read from the claims
 			c.Next()
 			return
 		}
@@ -294,6 +300,12 @@ func (s *Service) gate(c *gin.Context) {
 	var st userState
 	if v, ok := c.Get(ctxState); ok {
 		st = v.(userState)
+	} else if v, ok := c.Get(ctxLogin); ok {
+		var err error
+		if st, err = s.allowed(c.Request.Context(), v.(tokenLogin)); err != nil {
+			s.abort(c, err)
+			return
+		}
 	} else {
 		claims := jwt.ExtractClaims(c)
 		login, err := loginClaims(claims)

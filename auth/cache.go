@@ -111,13 +111,6 @@ type verifiedToken struct {
 	exp   int64
 }
 
-// claims are the claims the token carried that requests use.
-func (v verifiedToken) claims() map[string]any {
-	m := v.login.claims()
-	m[claimExp] = float64(v.exp)
-	return m
-}
-
 // tokenCache remembers tokens whose signature and algorithm were checked.
 type tokenCache struct {
 	mu sync.RWMutex

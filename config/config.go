@@ -68,7 +68,8 @@ type Config struct {
 	CORSOrigins       []string // origins allowed to call the API from a browser; "*" for any
 	Metrics           bool     // serve /metrics
 	LogLevel          slog.Level
-	LogFormat         string // "text", "json" or "auto" (text on a terminal)
+	LogFormat         string        // "text", "json" or "auto" (text on a terminal)
+	LogHold           time.Duration // longest a request's line waits to be written with others
 
 	Env                string        // "development" or "production"
 	JWTSecret          []byte        // nil: generated beside the SQLite database
@@ -296,6 +297,8 @@ var settings = []Setting{
 			}
 			return errors.New(`must be "text", "json" or "auto"`)
 		}},
+	{"PERSONNEL_LOG_HOLD", "log_hold", "100ms", "How long a request's JSON log line may wait to be written with others (a busy server then writes its lines in one go instead of one `write` each); `0s` writes each at once. Lines still waiting are written on shutdown, and lost if the process is killed; other lines (warnings, errors) never wait.",
+		func(c *Config, v string) error { return nonNegativeDuration(&c.LogHold, v) }},
 	{"PERSONNEL_ENV", "env", EnvDevelopment, "`development` or `production`. In production the service refuses to start without `PERSONNEL_JWT_SECRET`, without `PERSONNEL_ALLOWED_HOSTS` or `PERSONNEL_PUBLIC_URL`, and with a placeholder or low-entropy secret or password (`change-me...`, one character repeated).",
 		func(c *Config, v string) error {
 			if v != EnvDevelopment && v != EnvProduction {

@@ -9,25 +9,47 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"golang.org/x/term"
 )
 
+// Option adjusts the logger New makes.
+type Option func(*lineWriter)
+
+// HoldRequests lets request lines below WARN (LogRequest, in JSON) wait up
+// to d before they are written, so that a busy server writes many in one
+// go. Lines still held when the process is killed are lost; Flush writes
+// them before a clean exit. Other lines are never held.
+func HoldRequests(d time.Duration) Option {
+	return func(lw *lineWriter) { lw.interval = d }
+}
+
 // New returns a logger writing to w in format ("text", "json", or "auto":
 // text when w is a terminal) at level.
-func New(w io.Writer, format string, level slog.Leveler) *slog.Logger {
+func New(w io.Writer, format string, level slog.Leveler, opts ...Option) *slog.Logger {
 	if format == "auto" {
 		format = "json"
 		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			format = "text"
 		}
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler = slog.NewJSONHandler(w, opts)
-	if format == "text" {
-		h = slog.NewTextHandler(w, opts)
+	lw := &lineWriter{w: w}
+	for _, o := range opts {
+		o(lw)
 	}
-	return slog.New(requestIDHandler{h})
+	ho := &slog.HandlerOptions{Level: level}
+	if format == "text" {
+		return slog.New(requestIDHandler{Handler: slog.NewTextHandler(lw, ho)})
+	}
+	return slog.New(requestIDHandler{Handler: slog.NewJSONHandler(lw, ho), lines: lw})
+}
+
+// Flush writes the request lines l holds, if any.
+func Flush(l *slog.Logger) {
+	if h, ok := l.Handler().(requestIDHandler); ok && h.lines != nil {
+		h.lines.flush()
+	}
 }
 
 type ctxKey struct{}
@@ -44,7 +66,13 @@ func RequestID(ctx context.Context) string {
 }
 
 // requestIDHandler adds the request id of a record's context.
-type requestIDHandler struct{ slog.Handler }
+type requestIDHandler struct {
+	slog.Handler
+	// lines is set on the JSON logger New makes, and on no logger derived
+	// from it (whose attributes or groups LogRequest would leave out): it
+	// is the writer LogRequest writes its lines to itself.
+	lines *lineWriter
+}
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := RequestID(ctx); id != "" {
@@ -54,9 +82,9 @@ func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(attrs)}
+	return requestIDHandler{Handler: h.Handler.WithAttrs(attrs)}
 }
 
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
+	return requestIDHandler{Handler: h.Handler.WithGroup(name)}
 }

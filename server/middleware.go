@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,14 +38,29 @@ const requestIDHeader = "X-Request-ID"
 // request's context for every log line.
 func requestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := c.GetHeader(requestIDHeader)
-		if !validRequestID(id) {
-			id = fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
+		var id string
+		if v := c.Request.Header[requestIDKey]; len(v) > 0 {
+			id = v[0]
 		}
-		c.Header(requestIDHeader, id)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		c.Writer.Header()[requestIDKey] = []string{id}
 		c.Request = c.Request.WithContext(logging.WithRequestID(c.Request.Context(), id))
 		c.Next()
 	}
+}
+
+// requestIDKey is requestIDHeader as net/http keys it: a header looked up
+// by this spelling is not canonicalised on every request.
+var requestIDKey = http.CanonicalHeaderKey(requestIDHeader)
+
+// newRequestID makes a request id of 32 random hex digits.
+func newRequestID() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], rand.Uint64())
+	binary.BigEndian.PutUint64(b[8:], rand.Uint64())
+	return hex.EncodeToString(b[:])
 }
 
 func validRequestID(id string) bool {
@@ -200,24 +217,20 @@ func requestLog(rs *routes) gin.HandlerFunc {
 			level = slog.LevelError
 		}
 		ctx := c.Request.Context()
-		if !slog.Default().Enabled(ctx, level) {
+		l := slog.Default()
+		if !l.Enabled(ctx, level) {
 			return
 		}
-		attrs := []slog.Attr{
-			slog.String("method", method(c)),
-			slog.String("route", rs.label(c)),
-		}
-		if id := c.Param("id"); id != "" {
-			attrs = append(attrs, slog.String("id", capped(id)))
-		}
-		attrs = append(attrs,
-			slog.Int("status", status),
-			slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.Int("bytes", max(0, c.Writer.Size())), // -1 until something is written
-			slog.String("user", capped(auth.Username(c))),
-			slog.String("client", capped(c.ClientIP())),
-		)
-		slog.LogAttrs(ctx, level, "request", attrs...)
+		logging.LogRequest(ctx, l, level, logging.Request{
+			Method:  method(c),
+			Route:   rs.label(c),
+			ID:      capped(c.Param("id")),
+			Status:  status,
+			Latency: time.Since(start),
+			Bytes:   max(0, c.Writer.Size()), // -1 until something is written
+			User:    capped(auth.Username(c)),
+			Client:  capped(c.ClientIP()),
+		})
 	}
 }
 

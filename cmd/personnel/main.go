@@ -244,7 +244,7 @@ func setupLogging(cfg *config.Config, w io.Writer) {
 	if quietLogs && level < slog.LevelWarn {
 		level = slog.LevelWarn
 	}
-	slog.SetDefault(logging.New(w, cfg.LogFormat, level))
+	slog.SetDefault(logging.New(w, cfg.LogFormat, level, logging.HoldRequests(cfg.LogHold)))
 }
 
 // openDB opens and migrates the database, waiting for it first when it
@@ -383,6 +383,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Request lines still held are written however serve ends.
+	defer logging.Flush(slog.Default())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

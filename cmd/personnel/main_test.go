@@ -160,6 +160,34 @@ func TestServe_SIGTERMLetsInFlightRequestsFinishThenStops(t *testing.T) {
 	}
 }
 
+// Request lines held to be written together are written before the
+// process exits on SIGTERM, not lost with it.
+func TestServe_HeldRequestLinesAreWrittenOnShutdown(t *testing.T) {
+	s := start(t, "PERSONNEL_LOG_HOLD=1h")
+	s.login(t)
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case m := <-s.logs:
+		t.Fatalf("a line was written while request lines are held for an hour: %v", m)
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var logged []any
+	for m := range s.logs {
+		if m["msg"] == "request" {
+			logged = append(logged, m["route"])
+		}
+	}
+	if len(logged) != 1 || logged[0] != "/jwt-api-token-auth/" {
+		t.Fatalf("request lines written on shutdown: %v", logged)
+	}
+	if err := <-s.done; err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
+
 func TestServe_LogsWhereItListensAndWhichDatabase(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "logged.db")
 	cmd := exec.Command(binary, "serve")
