@@ -148,6 +148,9 @@ func TestHoldRequests_WritesRequestLinesTogetherAndKeepsTheOrder(t *testing.T) {
 	}
 }
 
+// Held lines are written by the interval's timer, with no Flush and no
+// other line to push them out. (That lines are written together is
+// checked above, where no timer can fire in between.)
 func TestHoldRequests_WritesWithinTheInterval(t *testing.T) {
 	var buf syncBuffer
 	l := logging.New(&buf, "json", slog.LevelInfo, logging.HoldRequests(20*time.Millisecond))
@@ -160,9 +163,6 @@ func TestHoldRequests_WritesWithinTheInterval(t *testing.T) {
 			t.Fatalf("held lines never written: %q", buf.String())
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-	if buf.Writes() != 1 {
-		t.Errorf("%d writes for three lines held together, want 1", buf.Writes())
 	}
 }
 
