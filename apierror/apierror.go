@@ -61,6 +61,7 @@ func (k Kind) Status() int { return statuses[k] }
 const (
 	msgInternal    = "A server error occurred."
 	msgUnavailable = "The database is unavailable; try again shortly."
+	msgBusy        = "The database is busy with other writes to the same records; retry the request."
 )
 
 // FieldError is one message about one field (or query parameter).
@@ -111,6 +112,11 @@ func NotFoundError() *Error { return New(NotFound, "Not found.") }
 // Unavailability wraps a database failure that is not the client's doing
 // (connection refused, timeout, server gone) as a 503.
 func Unavailability(cause error) *Error { return Wrap(Unavailable, msgUnavailable, cause) }
+
+// Busy wraps a write the database kept aborting (deadlocks, write
+// conflicts) until the time for retries ran out, as a 503 that asks the
+// client to retry: the database is busy, not unavailable.
+func Busy(cause error) *Error { return Wrap(Unavailable, msgBusy, cause) }
 
 // As returns err as an *Error; anything else becomes Internal with err as
 // its cause.

@@ -242,7 +242,7 @@ func SetActive(ctx context.Context, d *db.DB, name string, active bool, guards .
 // DeleteUser removes a user; guards may refuse it (ErrLastEditor).
 func DeleteUser(ctx context.Context, d *db.DB, name string, guards ...Safeguard) error {
 	check := keepingAnEditor(d, guards)
-	return d.InTx(ctx, func(tx *ent.Client) error {
+	return d.InEntTx(ctx, func(tx *ent.Client) error {
 		u, err := findUser(ctx, tx, name, !d.SQLite())
 		if err != nil {
 			return err
@@ -261,7 +261,7 @@ func DeleteUser(ctx context.Context, d *db.DB, name string, guards ...Safeguard)
 // updateUser changes the user name designates, in a transaction in which
 // check (when not nil) may refuse the change.
 func updateUser(ctx context.Context, d *db.DB, name string, check func(context.Context, *ent.Client, *ent.User) error, set func(*ent.UserUpdateOne)) error {
-	return d.InTx(ctx, func(tx *ent.Client) error {
+	return d.InEntTx(ctx, func(tx *ent.Client) error {
 		u, err := findUser(ctx, tx, name, !d.SQLite())
 		if err != nil {
 			return err

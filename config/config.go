@@ -58,6 +58,7 @@ type Config struct {
 	PageSizeMax       int            // page_size above this is clamped
 	StrictQuery       bool           // malformed page_size and ordering are 400s, not ignored
 	TreeNodeLimit     int            // most nodes in one tree answer
+	MoveLimit         int            // most closure rows one move may rewrite
 	TrustedProxies    []netip.Prefix // peers whose X-Forwarded-* headers are believed
 	BodyLimit         int64          // largest request body in bytes
 	ShutdownTimeout   time.Duration  // how long in-flight requests get on SIGTERM
@@ -215,6 +216,8 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_TREE_NODE_LIMIT", "tree_node_limit", "10000", "Most nodes one `/tree/` answer may hold; larger trees get 400 asking for `root` or `depth`.",
 		func(c *Config, v string) error { return positiveInt(&c.TreeNodeLimit, v) }},
+	{"PERSONNEL_MOVE_LIMIT", "move_limit", "200000", "Most rows of the hierarchy index (the closure) one move may rewrite: the records moved times the levels they leave and join. A larger move is refused with a 400 that says how many records it would move (move part of the subtree first); the default keeps a move well inside `PERSONNEL_DB_TIMEOUT` on two cores.",
+		func(c *Config, v string) error { return positiveInt(&c.MoveLimit, v) }},
 	{"PERSONNEL_TRUSTED_PROXIES", "trusted_proxies", "", "Comma-separated IPs or CIDRs of reverse proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed. Empty: none.",
 		func(c *Config, v string) error {
 			c.TrustedProxies = nil

@@ -39,7 +39,32 @@ type Resource struct {
 	Table  string         `yaml:"table"` // database table
 	Fields ResourceFields `yaml:"fields"`
 	Limits ResourceLimits `yaml:"limits"`
-	Extra  []ExtraField   `yaml:"extra"` // typed fields beyond code, name and parent
+	Search ResourceSearch `yaml:"search"` // how code and name are searched
+	Extra  []ExtraField   `yaml:"extra"`  // typed fields beyond code, name and parent
+}
+
+// How a searched text field (one with an icontains filter) is searched.
+const (
+	// SearchIndex keeps a substring index beside the table: a search costs
+	// what it finds, and every write of the field writes one row per
+	// character of its value.
+	SearchIndex = "index"
+	// SearchScan compares the folded column with LIKE: nothing kept
+	// beside the table, and a search reads the records in the list's order
+	// until its page is full.
+	SearchScan = "scan"
+)
+
+// SubstringWarnLength is the max_length above which the generator warns
+// that an indexed field's substring index grows large: one row per
+// character of every value.
+const SubstringWarnLength = 100
+
+// ResourceSearch says how a resource's code and name are searched:
+// SearchIndex (the default) or SearchScan.
+type ResourceSearch struct {
+	Code string `yaml:"code"`
+	Name string `yaml:"name"`
 }
 
 // ResourceFields are the API names of a resource's code, name and parent
@@ -95,6 +120,7 @@ type ExtraField struct {
 	Required  bool     `yaml:"required,omitempty"`   // a create must give it
 	Filters   []string `yaml:"filters,omitempty"`    // list filters, from the Filter* names
 	Ordering  bool     `yaml:"ordering,omitempty"`   // the list may be ordered by it
+	Search    string   `yaml:"search,omitempty"`     // with an icontains filter: SearchScan (default) or SearchIndex
 }
 
 // Int64 returns a pointer to n, for the Min and Max of generated literals.
@@ -250,6 +276,18 @@ func (r *Resource) check() []string {
 	if namesOK {
 		bad = append(bad, r.collisions()...)
 	}
+	for _, s := range []struct {
+		key  string
+		mode *string
+	}{{"search.code", &r.Search.Code}, {"search.name", &r.Search.Name}} {
+		switch *s.mode {
+		case "":
+			*s.mode = SearchIndex
+		case SearchIndex, SearchScan:
+		default:
+			bad = append(bad, fmt.Sprintf("%s: %q is not %q or %q", s.key, *s.mode, SearchIndex, SearchScan))
+		}
+	}
 	if r.Limits.Code == 0 {
 		r.Limits.Code = DefaultCodeLimit
 	}
@@ -379,8 +417,20 @@ func (e *ExtraField) check(key string) []string {
 			say("default %q: %s", *e.Default, msg)
 		}
 	}
+	switch {
+	case e.Search != "" && !e.HasFilter(FilterIContains):
+		say("search applies to fields with an icontains filter")
+	case e.Search == "" && e.HasFilter(FilterIContains):
+		e.Search = SearchScan
+	case e.Search != "" && e.Search != SearchIndex && e.Search != SearchScan:
+		say("search: %q is not %q or %q", e.Search, SearchIndex, SearchScan)
+	}
 	return bad
 }
+
+// SubstringIndexed reports whether searches of the field go through a
+// substring index.
+func (e ExtraField) SubstringIndexed() bool { return e.Search == SearchIndex }
 
 // CheckValue returns what is wrong with v, written as in the config file,
 // as a value of the field, or "".

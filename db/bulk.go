@@ -4,91 +4,156 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
-	"personnel/ent"
+	"personnel/record"
 )
 
-// BulkLoad runs load, which inserts many records into table. Into an empty
-// table it drops the indexes on gram of the table's substring indexes, and
-// the index on ancestor of its closure, and makes them again at the end,
-// by sorting their rows once: inserted one by one at random places they
-// took most of a load's time, and on MariaDB with its default 128 MiB
-// buffer pool the load of a million records slowed to a few hundred a
-// second as those indexes outgrew the pool. (A table that already holds
-// records keeps them: searches and subtrees of its records meanwhile
-// would scan the substring index or the closure.) On SQLite it gives the
-// writer a large page cache meanwhile. On PostgreSQL it vacuums and
-// analyzes the table, its substring indexes and its closure afterwards,
-// as autovacuum would some time later: until then the planner knows
-// nothing of the new rows (it planned the recursive hierarchy queries and
-// the searches with scans several times slower than their index plans),
-// and index-only scans, which deep pages, counts and a search's count rely
-// on, visit the table for every entry whose page is not yet marked
-// all-visible (a deep page at 1,000,000 records took 14 ms instead of
-// 6.6 ms, a search's count 30 times as long).
-func (d *DB) BulkLoad(ctx context.Context, table string, load func() error) error {
-	i := slices.IndexFunc(ent.ResourceTables(), func(c ent.ResourceTable) bool { return c.Table == table })
-	if i < 0 {
-		return fmt.Errorf("bulk load: no resource table %q", table)
+// bulkIndex is an index a bulk load into an empty table drops first and
+// makes again at its end, by sorting its rows once: inserted one by one at
+// random places they took most of a load's time, and on MariaDB with its
+// default 128 MiB buffer pool the load of a million records slowed to a
+// few hundred a second as those indexes outgrew the pool. It must be
+// exactly the index the migration steps made (a test compares a loaded
+// database's schema with a migrated one's).
+type bulkIndex struct {
+	table, name string
+	columns     []string
+}
+
+// bulkIndexer is a keeper with such an index.
+type bulkIndexer interface{ bulkIndex() bulkIndex }
+
+// Load inserts rows (their ids are set here) in one transaction, through
+// the table's keepers as every write is; the caller vouches for them (the
+// depth of a hierarchy, in particular, is not checked row by row), but
+// the database still checks the unique code and the foreign keys. On
+// PostgreSQL it streams the rows with COPY.
+func (t *Table) Load(ctx context.Context, rows []record.Row) error {
+	if t.db.Postgres() {
+		return t.db.InCopyTx(ctx, func(tx *CopyTx) error { return t.insert(ctx, t.newWrite(tx, true), rows) })
 	}
-	var sides []string
-	for _, col := range ent.ResourceTables()[i].Search {
-		sides = append(sides, SubstringTable(table, col))
-	}
+	return t.db.InTx(ctx, func(tx Tx) error { return t.insert(ctx, t.newWrite(tx, true), rows) })
+}
+
+// BulkLoad runs load, which loads many records into the table (calling
+// Load). Into an empty table it drops the keepers' bulk indexes first and
+// makes them again at the end (also when load fails, and at the next start
+// should this process not get there). On SQLite it gives the writer a
+// large page cache meanwhile; on PostgreSQL it vacuums and analyzes what
+// was written, as autovacuum would some time later: until then the
+// planner knows nothing of the new rows, and index-only scans, which deep
+// pages and counts rely on, visit the table for every entry whose page is
+// not yet marked all-visible.
+func (t *Table) BulkLoad(ctx context.Context, load func() error) error {
+	d := t.db
 	if d.SQLite() {
-		w := d.Write()
+		w := d.write
 		if _, err := w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
 			return err
 		}
 		defer w.ExecContext(context.WithoutCancel(ctx), "PRAGMA cache_size = -2000")
 	}
 	var held int
-	err := QueryRow(ctx, d.write, d.SQL().Raw("SELECT COUNT(*) FROM (SELECT 1 AS ").Ident("one").Raw(" FROM ").Ident(table).
-		Raw(" LIMIT 1) AS ").Ident("t").String(), nil, &held)
+	err := scanOne(EntTx{d.write}.Query(ctx, d.Render("SELECT COUNT(*) FROM (SELECT 1 AS one FROM {table} LIMIT 1) AS t", Names{"table": t.Name})))(&held)
 	if err != nil {
 		return err
 	}
-	var closure string
-	if ent.ResourceTables()[i].Parent != "" {
-		closure = ClosureTable(table)
+	var indexes []bulkIndex
+	for _, k := range t.keepers {
+		if b, ok := k.(bulkIndexer); ok {
+			indexes = append(indexes, b.bulkIndex())
+		}
 	}
 	if held == 0 {
-		for _, side := range sides {
-			if err := d.dropGramIndex(ctx, side); err != nil {
-				return err
-			}
-		}
-		if closure != "" {
-			if err := d.dropClosureIndex(ctx, closure); err != nil {
+		for _, ix := range indexes {
+			if err := d.dropIndex(ctx, ix); err != nil {
 				return err
 			}
 		}
 	}
 	err = load()
-	// Made again even when the load failed, and checked at every start
-	// should this process not get here.
-	for _, side := range sides {
-		if ierr := d.addGramIndex(context.WithoutCancel(ctx), side); ierr != nil {
-			return errors.Join(err, fmt.Errorf("making the index on gram of %s: %w", side, ierr))
-		}
-	}
-	if closure != "" {
-		if ierr := d.addClosureIndex(context.WithoutCancel(ctx), closure); ierr != nil {
-			return errors.Join(err, fmt.Errorf("making the index on ancestor of %s: %w", closure, ierr))
+	if held == 0 {
+		// Made again even when the load failed.
+		for _, ix := range indexes {
+			if ierr := d.addIndex(context.WithoutCancel(ctx), ix); ierr != nil {
+				return errors.Join(err, fmt.Errorf("making the index %s again: %w", ix.name, ierr))
+			}
 		}
 	}
 	if err != nil || !d.Postgres() {
 		return err
 	}
-	vacuum := append([]string{table}, sides...)
-	if closure != "" {
-		vacuum = append(vacuum, closure)
+	vacuum := []string{t.Name}
+	for _, ix := range indexes {
+		vacuum = append(vacuum, ix.table)
 	}
 	for _, name := range vacuum {
-		if _, err := d.Write().ExecContext(ctx, d.SQL().Raw("VACUUM ANALYZE ").Ident(name).String()); err != nil {
+		if _, err := d.write.ExecContext(ctx, "VACUUM ANALYZE "+d.Quote(name)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// RestoreIndexes makes again every bulk index a load dropped and did not
+// get to make again (the process stopped meanwhile).
+func (d *DB) RestoreIndexes(ctx context.Context) error {
+	for _, t := range d.Tables() {
+		for _, k := range t.keepers {
+			if b, ok := k.(bulkIndexer); ok {
+				if err := d.addIndex(ctx, b.bulkIndex()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hasIndex reports whether the index of ix exists.
+func (d *DB) hasIndex(ctx context.Context, ix bulkIndex) (bool, error) {
+	var query string
+	switch {
+	case d.SQLite():
+		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?"
+	case d.Postgres():
+		query = "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2"
+	default:
+		query = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?"
+	}
+	var n int
+	err := scanOne(EntTx{d.write}.Query(ctx, query, ix.table, ix.name))(&n)
+	return n > 0, err
+}
+
+// dropIndex drops the index of ix, if it is there. Until it is made again,
+// what it served is read by a scan: slower, and the same answers.
+func (d *DB) dropIndex(ctx context.Context, ix bulkIndex) error {
+	if has, err := d.hasIndex(ctx, ix); err != nil || !has {
+		return err
+	}
+	stmt := "DROP INDEX " + d.Quote(ix.name)
+	if d.MySQL() {
+		stmt += " ON " + d.Quote(ix.table)
+	}
+	_, err := d.write.ExecContext(ctx, stmt)
+	return err
+}
+
+// addIndex makes the index of ix when it is missing (looked for first: on
+// PostgreSQL even CREATE INDEX IF NOT EXISTS takes a lock that holds
+// writes back, and MySQL has no IF NOT EXISTS for it).
+func (d *DB) addIndex(ctx context.Context, ix bulkIndex) error {
+	if has, err := d.hasIndex(ctx, ix); err != nil || has {
+		return err
+	}
+	cols := ""
+	for i, c := range ix.columns {
+		if i > 0 {
+			cols += ", "
+		}
+		cols += d.Quote(c)
+	}
+	_, err := d.write.ExecContext(ctx, "CREATE INDEX "+d.Quote(ix.name)+" ON "+d.Quote(ix.table)+" ("+cols+")")
+	return err
 }

@@ -14,8 +14,8 @@ import (
 // CopyTx is a PostgreSQL transaction opened through pgx's own interface
 // rather than database/sql's, for bulk loads: it can stream rows with COPY,
 // PostgreSQL's fast path for loading many rows, which database/sql cannot
-// reach. It is an Execer, so whatever a load keeps beside its table (the
-// count, derived structures) is written in the same transaction.
+// reach. It is a Tx, so every keeper of the table writes in it too (and
+// those that insert many rows stream them as well).
 type CopyTx struct {
 	tx pgx.Tx
 }
@@ -23,7 +23,7 @@ type CopyTx struct {
 // InCopyTx runs fn in a transaction on one PostgreSQL connection and
 // commits it when fn returns nil; otherwise nothing fn wrote is kept. It is
 // for bulk loads only: it neither retries nor takes part in the request
-// deadline.
+// deadline, and its statements have no time limit.
 func (d *DB) InCopyTx(ctx context.Context, fn func(tx *CopyTx) error) error {
 	if !d.Postgres() {
 		return errors.New("InCopyTx: COPY is PostgreSQL's")
@@ -42,6 +42,9 @@ func (d *DB) InCopyTx(ctx context.Context, fn func(tx *CopyTx) error) error {
 		if err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+			return errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
+		}
 		if err := fn(&CopyTx{tx: tx}); err != nil {
 			return errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
 		}
@@ -58,14 +61,13 @@ func (t *CopyTx) ExecContext(ctx context.Context, query string, args ...any) (st
 	return copyResult(tag), nil
 }
 
-// Int64s runs a query of one integer column in the transaction and returns
-// its values.
-func (t *CopyTx) Int64s(ctx context.Context, query string, args ...any) ([]int64, error) {
+// Query runs a query in the transaction.
+func (t *CopyTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
 	rows, err := t.tx.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
+	return pgxRows{rows}, nil
 }
 
 // CopyFrom streams rows into columns of table with COPY and returns how
@@ -73,6 +75,14 @@ func (t *CopyTx) Int64s(ctx context.Context, query string, args ...any) ([]int64
 // encodes for the column's type (int64, string, bool, nil for null).
 func (t *CopyTx) CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
 	return t.tx.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+}
+
+// pgxRows are pgx's rows as Rows.
+type pgxRows struct{ pgx.Rows }
+
+func (r pgxRows) Close() error {
+	r.Rows.Close()
+	return r.Rows.Err()
 }
 
 // copyResult is the result of a statement run through pgx.

@@ -2,325 +2,379 @@ package db
 
 import (
 	"context"
-	stdsql "database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"slices"
-	"strings"
+	"strconv"
 
-	"entgo.io/ent/dialect"
-
-	"personnel/ent"
+	"personnel/record"
 )
 
-// The number of records of each resource table, kept so that an
-// unfiltered list does not count the table. SQLite keeps it with triggers
-// (ensureCountTriggers, below). MySQL and MariaDB (and any database without them) keep
-// it here, by the service, in the same transaction as every insert and
-// delete: countSlots rows per table in personnel_count_slot, each write
-// adding to one chosen at random, so that concurrent writers seldom queue
-// on one row lock; the count is their sum.
+// The counts structure of a resource table keeps three numbers in step
+// with its writes, so that a list does not count what it can read:
 //
-// A count kept by the service goes wrong if anything else writes the
-// table, in particular replicas of a version that did not keep counts,
-// still running during a rolling upgrade. So a count is used only once it
-// is trusted: at once for a table this version created, and for a table
-// that existed before counts were kept, after `personnel recount` (which
-// the README says to run once the last replica of the earlier version is
-// gone). Every start recounts, under the slots' row locks, and mends a
-// count that has drifted.
+//   - the number of records, for an unfiltered list's count:
+//     personnel_count_slot (table_name, slot, records);
+//   - the number of records in each block of idBlock ids, so that a deep
+//     page in id order (page 5,000 of 10 steps over 49,990 records) is
+//     found among the block counts and then stepped to over at most one
+//     block: <table>_blocks (block, slot, records). A page read from the
+//     blocks checks in its own statement that the records before its
+//     block are still as many as the blocks said (RecordsBefore), so a
+//     write between the two statements cannot shift it;
+//   - the change number, which counts the writes the table has committed
+//     (every insert, update and delete adds 1), so that a replica may keep
+//     what it computed from the table (the count of a search:
+//     resource/countcache.go) with the change number it read in the same
+//     statement, and use it again while a later statement reads the same
+//     number: <table>_changes (slot, changes). Slots only grow and
+//     snapshots only gain commits, so two snapshots whose sums agree hold
+//     the same writes. A rebuild adds to it, so that nothing kept before
+//     is used again.
+//
+// Each count is the sum of its rows. A write adds to one slot of each
+// (Write.Slot, the same for all three, so that two concurrent creates,
+// which add to the same block, meet at one row lock or none), by an upsert
+// that makes the row when it is missing.
 
-// countSlots is how many rows share a table's count.
+// CountStructure names the record, block and change counts of a table
+// among its derived structures.
+const CountStructure = "counts"
+
+// countSlots is how many rows may share one count on MySQL and PostgreSQL
+// (SQLite, whose writer is serialised, uses one).
 const countSlots = 8
 
-// CountTable holds, on SQLite, the number of records of each resource
-// table.
-const CountTable = "personnel_record_count"
+// changeSlots is how many rows share a table's change number: more than a
+// count's, since every update adds to it too and holds its slot's row lock
+// until it commits.
+const changeSlots = 64
 
-// KeepsCounts reports whether the service must keep counts itself: on
-// every database but SQLite, whose triggers keep them.
-func (d *DB) KeepsCounts() bool { return d.Dialect != dialect.SQLite }
+// idBlock is how many ids one block count covers.
+const idBlock = 4096
 
-// Execer runs a statement: an Ent client or transaction, or (for bulk
-// loads that bypass Ent) an adapter over the driver's own transaction. The
-// statements that keep derived data in step with a write take one, so
-// they run in the write's transaction whichever way it was opened.
-type Execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error)
+// idBlockBatch is how many blocks one statement of a rebuild counts.
+const idBlockBatch = 16
+
+// CountTable holds the record count of every resource table.
+const CountTable = "personnel_count_slot"
+
+// IDBlockTable names the table of the block counts of table.
+func IDBlockTable(table string) string { return shortName(table + "_blocks") }
+
+// ChangeTable names the table of the change number of table.
+func ChangeTable(table string) string { return shortName(table + "_changes") }
+
+// slot is the slot of a count that w adds to.
+func (d *DB) slot(w *Write) int {
+	if d.SQLite() {
+		return 0
+	}
+	return w.Slot % countSlots
 }
 
-// addToCount adds delta to slot of the count of table, in tx, the
-// transaction of the insert or delete it counts. On SQLite it does
-// nothing: triggers keep the count there.
-func (d *DB) addToCount(ctx context.Context, tx Execer, table string, delta, slot int) error {
-	if !d.KeepsCounts() || delta == 0 {
-		return nil
+// countKeeper keeps the counts of a table.
+type countKeeper struct {
+	t     *Table
+	names Names
+
+	addRecords, addChanges, storedCount, blocks, blocksDesc string
+}
+
+func newCountKeeper(t *Table) *countKeeper {
+	d := t.db
+	k := &countKeeper{t: t, names: Names{"table": t.Name, "counts": CountTable, "blocks": IDBlockTable(t.Name), "changes": ChangeTable(t.Name)}}
+	r := func(text string) string { return d.Render(text, k.names) }
+	k.addRecords = r("INSERT INTO {counts} (table_name, slot, records) VALUES (?, ?, ?)" + upsertAdding(d, "table_name, slot", "{counts}", "records"))
+	k.addChanges = r("INSERT INTO {changes} (slot, changes) VALUES (?, 1)" + upsertAdding(d, "slot", "{changes}", "changes"))
+	k.storedCount = r("SELECT COALESCE(SUM(records), 0) FROM {counts} WHERE table_name = ?")
+	k.blocks = r("SELECT block, SUM(records) FROM {blocks} GROUP BY block ORDER BY block")
+	k.blocksDesc = r("SELECT block, SUM(records) FROM {blocks} GROUP BY block ORDER BY block DESC")
+	return k
+}
+
+// upsertAdding ends an INSERT of count rows with the clause that adds to a
+// row already there: key names its unique columns, table the table as the
+// statement writes it.
+func upsertAdding(d *DB, key, table, column string) string {
+	if d.MySQL() {
+		return " ON DUPLICATE KEY UPDATE " + column + " = " + column + " + VALUES(" + column + ")"
 	}
-	s := d.SQL().Raw("UPDATE ").Ident("personnel_count_slot").Raw(" SET ").Ident("records").Raw(" = ").Ident("records").Raw(" + ").Param().
-		Raw(" WHERE ").Ident("table_name").Raw(" = ").Param().Raw(" AND ").Ident("slot").Raw(" = ").Param()
-	_, err := tx.ExecContext(ctx, s.String(), delta, table, slot)
+	return " ON CONFLICT (" + key + ") DO UPDATE SET " + column + " = " + table + "." + column + " + excluded." + column
+}
+
+// Name implements Structure.
+func (k *countKeeper) Name() string { return CountStructure }
+
+// Inserted counts the new records.
+func (k *countKeeper) Inserted(ctx context.Context, w *Write, rows []record.Row) error {
+	return k.counted(ctx, w, rows, 1)
+}
+
+// Updated numbers the write.
+func (k *countKeeper) Updated(ctx context.Context, w *Write, _ []Change) error {
+	return k.changed(ctx, w)
+}
+
+// Deleting takes the records from the counts.
+func (k *countKeeper) Deleting(ctx context.Context, w *Write, rows []record.Row) error {
+	return k.counted(ctx, w, rows, -1)
+}
+
+// counted adds sign for each of rows to their blocks' counts and to the
+// table's, then numbers the write.
+func (k *countKeeper) counted(ctx context.Context, w *Write, rows []record.Row, sign int) error {
+	delta := map[int]int{}
+	for _, r := range rows {
+		delta[r.ID/idBlock] += sign
+	}
+	if err := k.addToBlocks(ctx, w, delta); err != nil {
+		return err
+	}
+	if _, err := w.Tx.ExecContext(ctx, k.addRecords, k.t.Name, k.t.db.slot(w), sign*len(rows)); err != nil {
+		return err
+	}
+	return k.changed(ctx, w)
+}
+
+// changed adds 1 to the change number.
+func (k *countKeeper) changed(ctx context.Context, w *Write) error {
+	slot := 0
+	if !k.t.db.SQLite() {
+		slot = w.Slot
+	}
+	_, err := w.Tx.ExecContext(ctx, k.addChanges, slot)
 	return err
 }
 
-// Counted adds sign (1 or -1) to what is kept of the count of the records
-// ids of table, just inserted or deleted in tx: the count of the table and
-// that of each record's block of ids (idblocks.go), and it numbers the
-// write (changes.go). All take the same slot, the blocks' first, so that
-// two concurrent creates, which add to the same block, either meet at the
-// first or at none.
-func (d *DB) Counted(ctx context.Context, tx Execer, table string, ids []int, sign int) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	slot := rand.IntN(countSlots)
-	if err := d.countIDs(ctx, tx, table, ids, sign, slot%d.slots()); err != nil {
-		return err
-	}
-	if err := d.addToCount(ctx, tx, table, sign*len(ids), slot); err != nil {
-		return err
-	}
-	return d.changed(ctx, tx, table, slot)
+// addToBlocks adds delta[b] to the count of each block b.
+func (k *countKeeper) addToBlocks(ctx context.Context, w *Write, delta map[int]int) error {
+	return addToSlots(ctx, w, IDBlockTable(k.t.Name), "block", delta)
 }
 
-// StoredCount returns the count of table, and false when there is none to
-// trust yet (the caller then counts the table).
-func (d *DB) StoredCount(ctx context.Context, table string) (int, bool, error) {
-	var n, trusted, slots int64
-	var err error
-	if d.KeepsCounts() {
-		s := d.SQL().Raw("SELECT COALESCE(SUM(").Ident("records").Raw("), 0), COALESCE(MIN(").Ident("trusted").Raw("), 0), COUNT(*) FROM ").
-			Ident("personnel_count_slot").Raw(" WHERE ").Ident("table_name").Raw(" = ").Param()
-		err = QueryRow(ctx, d.read, s.String(), []any{table}, &n, &trusted, &slots)
-	} else {
-		slots, trusted = countSlots, 1
-		err = QueryRow(ctx, d.read, "SELECT `records` FROM `"+CountTable+"` WHERE `table_name` = ?", []any{table}, &n)
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	return int(n), slots == countSlots && trusted == 1, nil
-}
-
-// KeptCount writes a scalar subquery that gives the count kept for table,
-// trusted or not (0 when there is none), so that a statement can read it
-// beside what it counts itself, in one round trip: the search planner
-// weighs it.
-func (d *DB) KeptCount(s *SQL, table string) *SQL {
-	if d.KeepsCounts() {
-		return s.Raw("(SELECT COALESCE(SUM(").Ident("records").Raw("), 0) FROM ").Ident("personnel_count_slot").
-			Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(table).Raw(")")
-	}
-	return s.Raw("(SELECT COALESCE(MAX(").Ident("records").Raw("), 0) FROM ").Ident(CountTable).
-		Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(table).Raw(")")
-}
-
-// existingTables returns the resource tables that exist, before a
-// migration creates the missing ones.
-func (d *DB) existingTables(ctx context.Context) (map[string]bool, error) {
-	have := map[string]bool{}
-	if !d.KeepsCounts() {
-		return have, nil
-	}
-	schemaOf := "DATABASE()"
-	if d.Dialect == dialect.Postgres {
-		schemaOf = "current_schema()"
-	}
-	rows, err := d.write.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = "+schemaOf)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
+// addToSlots adds delta[k] to w's slot of the count of each key k in the
+// count table (key, slot, records), in key order: the order of every
+// other upsert of the table, so that two writes never wait on each
+// other's rows.
+func addToSlots(ctx context.Context, w *Write, table, key string, delta map[int]int) error {
+	d := w.Table.db
+	var keys []int
+	for k, n := range delta {
+		if n != 0 {
+			keys = append(keys, k)
 		}
-		have[name] = true
 	}
-	return have, rows.Err()
+	slices.Sort(keys)
+	slot := d.slot(w)
+	names := Names{"table": table, "key": key}
+	for start := 0; start < len(keys); start += closureChunk {
+		part := keys[start:min(start+closureChunk, len(keys))]
+		args := make([]any, 0, 3*len(part))
+		for _, k := range part {
+			args = append(args, k, slot, delta[k])
+		}
+		query := d.Render("INSERT INTO {table} ({key}, slot, records) VALUES "+Tuples(len(part), 3)+
+			upsertAdding(d, "{key}, slot", "{table}", "records"), names)
+		if _, err := w.Tx.ExecContext(ctx, query, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// reconcileCounts recounts every resource table under its slots' row
-// locks (so no write counts meanwhile) and mends a count that drifted.
-// Slots are made for a table that has none: trusted when this migration
-// created the table (existed says it did not exist before), untrusted
-// otherwise. trust marks every count trusted (personnel recount).
-func (d *DB) reconcileCounts(ctx context.Context, existed map[string]bool, trust bool) error {
-	if !d.KeepsCounts() {
-		return nil
+// Rebuild counts the table again: its records, and each block's, as the
+// difference between the table and the kept count read in one statement
+// (one snapshot, in which a write, whose row and counts commit together,
+// is whole or absent) then added, so that what a write adds meanwhile
+// lands on top; and it adds 1 to the change number, so that nothing kept
+// before is used again.
+func (k *countKeeper) Rebuild(ctx context.Context) (int, error) {
+	d := k.t.db
+	div := " / " + strconv.Itoa(idBlock)
+	if d.MySQL() {
+		div = " DIV " + strconv.Itoa(idBlock)
 	}
-	for _, t := range ent.ResourceTables() {
-		err := d.InTx(ctx, func(tx *ent.Client) error {
-			lock := d.SQL().Raw("SELECT ").Ident("records").Raw(", ").Ident("trusted").Raw(" FROM ").Ident("personnel_count_slot").
-				Raw(" WHERE ").Ident("table_name").Raw(" = ").Param().Raw(" FOR UPDATE")
-			rows, err := tx.QueryContext(ctx, lock.String(), t.Table)
+	total := 0
+	err := d.InTx(ctx, func(tx Tx) error {
+		var diff int
+		query := k.t.db.Render("SELECT (SELECT COUNT(*) FROM {table}) - (SELECT COALESCE(SUM(records), 0) FROM {counts} WHERE table_name = ?)", k.names)
+		if err := scanOne(tx.Query(ctx, query, k.t.Name))(&diff); err != nil {
+			return err
+		}
+		w := k.t.newWrite(tx, false)
+		if _, err := tx.ExecContext(ctx, k.addRecords, k.t.Name, d.slot(w), diff); err != nil {
+			return err
+		}
+		return k.changed(ctx, w)
+	})
+	if err != nil {
+		return 0, err
+	}
+	// The first block from a block on that has records or a count.
+	next := d.Render(`SELECT COALESCE(MIN(b), -1) FROM (
+  SELECT MIN(id)`+div+` AS b FROM {table} WHERE id >= ?
+  UNION ALL SELECT MIN(block) FROM {blocks} WHERE block >= ?) AS n`, k.names)
+	// For each block: its records in the table less its count, and its
+	// records.
+	diff := d.Render(`SELECT b, SUM(n), SUM(m) FROM (
+  SELECT id`+div+` AS b, COUNT(*) AS n, COUNT(*) AS m FROM {table} WHERE id >= ? AND id < ? GROUP BY b
+  UNION ALL SELECT block, -SUM(records), 0 FROM {blocks} WHERE block >= ? AND block < ? GROUP BY block
+) AS d GROUP BY b`, k.names)
+	block := 0
+	for {
+		var first int
+		if err := scanOne(EntTx{d.read}.Query(ctx, next, block*idBlock, block))(&first); err != nil || first < 0 {
+			return total, err
+		}
+		end := first + idBlockBatch
+		// One transaction, so that on SQLite no write comes between the
+		// two statements (elsewhere it would do no harm).
+		err := d.InTx(ctx, func(tx Tx) error {
+			delta := map[int]int{}
+			records := 0
+			err := queryRows(ctx, tx, diff, func(scan func(dest ...any) error) error {
+				var b, n, m int
+				err := scan(&b, &n, &m)
+				delta[b], records = n, records+m
+				return err
+			}, first*idBlock, end*idBlock, first, end)
 			if err != nil {
 				return err
 			}
-			var slots int
-			var sum, minTrusted int64 = 0, 1
-			for rows.Next() {
-				var records, trusted int64
-				if err := rows.Scan(&records, &trusted); err != nil {
-					rows.Close()
-					return err
-				}
-				slots, sum, minTrusted = slots+1, sum+records, min(minTrusted, trusted)
-			}
-			// A lock the rows could not get (a deadlock, a timeout) ends
-			// the rows with an error, which Close does not return.
-			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-				return err
-			}
-			var n int64
-			if err := QueryRow(ctx, tx, d.SQL().Raw("SELECT COUNT(*) FROM ").Ident(t.Table).String(), nil, &n); err != nil {
-				return err
-			}
-			trusted := minTrusted
-			switch {
-			case slots == 0:
-				trusted = 0
-				if !existed[t.Table] {
-					trusted = 1
-				}
-			case slots == countSlots && sum == n && (minTrusted == 1 || !trust):
-				return nil
-			case minTrusted == 1 && sum != n:
-				slog.Warn("a stored record count had drifted (was the table written by another program?); recounted",
-					"table", t.Table, "stored", sum, "records", n)
-			}
-			if trust {
-				trusted = 1
-			}
-			del := d.SQL().Raw("DELETE FROM ").Ident("personnel_count_slot").Raw(" WHERE ").Ident("table_name").Raw(" = ").Param()
-			if _, err := tx.ExecContext(ctx, del.String(), t.Table); err != nil {
-				return err
-			}
-			ins := d.SQL().Raw("INSERT INTO ").Ident("personnel_count_slot").Raw(" (").Ident("table_name").Raw(", ").Ident("slot").Raw(", ").
-				Ident("records").Raw(", ").Ident("trusted").Raw(") VALUES ")
-			var args []any
-			ins.List(countSlots, func(i int) {
-				ins.Raw("(").Param().Raw(", ").Param().Raw(", ").Param().Raw(", ").Param().Raw(")")
-				records := int64(0)
-				if i == 0 {
-					records = n
-				}
-				args = append(args, t.Table, i, records, trusted)
-			})
-			_, err = tx.ExecContext(ctx, ins.String(), args...)
-			return err
+			total += records
+			return k.addToBlocks(ctx, k.t.newWrite(tx, false), delta)
 		})
 		if err != nil {
-			return fmt.Errorf("record count of %s: %w", t.Table, err)
+			return total, err
 		}
+		block = end
 	}
-	return nil
 }
 
-// Recount counts every resource table again and trusts the counts from
-// then on: what an operator runs once no replica of a version that did not
-// keep counts is left (README, "Upgrading").
-func (d *DB) Recount(ctx context.Context) error {
-	return d.reconcileCounts(ctx, nil, true)
-}
-
-// QueryRow runs a one-row query on c and scans the row into dest; no row
-// is sql.ErrNoRows. Unlike database/sql's QueryRow it takes an Ent
-// client, a transaction's included, and goes through its statement cache.
-func QueryRow(ctx context.Context, c *ent.Client, query string, args []any, dest ...any) error {
-	rows, err := c.QueryContext(ctx, query, args...)
+// Check compares the counts with the table and returns an error naming
+// the first that is wrong.
+func (k *countKeeper) Check(ctx context.Context) error {
+	d := k.t.db
+	read := EntTx{d.read}
+	want := map[int]int{}
+	total := 0
+	err := queryRows(ctx, read, d.Render("SELECT id FROM {table}", k.names), func(scan func(dest ...any) error) error {
+		var id int
+		err := scan(&id)
+		want[id/idBlock]++
+		total++
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return stdsql.ErrNoRows
-	}
-	if err := rows.Scan(dest...); err != nil {
+	var stored int
+	if err := scanOne(read.Query(ctx, k.storedCount, k.t.Name))(&stored); err != nil {
 		return err
 	}
-	return rows.Close()
-}
-
-// ensureCountTriggers keeps, on SQLite, the row count of every resource
-// table by triggers, which COUNT(*) finds only by walking a whole index.
-// The triggers keep it in step inside the writing transaction, whoever
-// writes; a count is made again from the table when its triggers are new
-// or their definition changed.
-func (d *DB) ensureCountTriggers(ctx context.Context) error {
-	if !d.SQLite() {
-		return nil
+	if stored != total {
+		return fmt.Errorf("count of %s: %d stored, where the table has %d", k.t.Name, stored, total)
 	}
-	return d.InTx(ctx, func(tx *ent.Client) error {
-		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+CountTable+"` (`table_name` TEXT NOT NULL PRIMARY KEY, `records` INTEGER NOT NULL)"); err != nil {
+	err = queryRows(ctx, read, k.blocks, func(scan func(dest ...any) error) error {
+		var b, n int
+		if err := scan(&b, &n); err != nil {
 			return err
 		}
-		for _, c := range ent.ResourceTables() {
-			if err := ensureCount(ctx, tx, c.Table); err != nil {
-				return fmt.Errorf("record count of %s: %w", c.Table, err)
-			}
+		if n != want[b] {
+			return fmt.Errorf("id blocks of %s: %d records in block %d, where the table has %d", k.t.Name, n, b, want[b])
 		}
+		delete(want, b)
 		return nil
 	})
-}
-
-// ensureCount keeps the record count of table by triggers, recounting
-// when the triggers are new or missing.
-func ensureCount(ctx context.Context, tx *ent.Client, table string) error {
-	name := table + "_count"
-	triggers := []string{
-		"CREATE TRIGGER " + q(name+"_delete") + " AFTER DELETE ON " + q(table) +
-			" BEGIN UPDATE " + q(CountTable) + " SET `records` = `records` - 1 WHERE `table_name` = '" + table + "'; END",
-		"CREATE TRIGGER " + q(name+"_insert") + " AFTER INSERT ON " + q(table) +
-			" BEGIN UPDATE " + q(CountTable) + " SET `records` = `records` + 1 WHERE `table_name` = '" + table + "'; END",
-	}
-	have, err := schemaSQL(ctx, tx, name+"_delete", name+"_insert")
 	if err != nil {
 		return err
 	}
-	if slices.Equal(have, triggers) {
-		return nil
-	}
-	stmts := []string{"DROP TRIGGER IF EXISTS " + q(name+"_delete"), "DROP TRIGGER IF EXISTS " + q(name+"_insert")}
-	stmts = append(stmts, triggers...)
-	stmts = append(stmts, "INSERT OR REPLACE INTO "+q(CountTable)+" (`table_name`, `records`) SELECT '"+table+"', COUNT(*) FROM "+q(table))
-	for _, s := range stmts {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", s, err)
-		}
+	for b, n := range want {
+		return fmt.Errorf("id blocks of %s: no count for block %d, which has %d records", k.t.Name, b, n)
 	}
 	return nil
 }
 
-// q quotes an identifier for SQLite, the only database these statements
-// are for.
-func q(ident string) string { return (&SQL{}).Ident(ident).String() }
+// StoredCount returns the count of the table's records, and false when it
+// is not trusted yet (the caller then counts the table).
+func (t *Table) StoredCount(ctx context.Context) (int, bool, error) {
+	if !t.db.Trusted(ctx, t.Name, CountStructure) {
+		return 0, false, nil
+	}
+	var n int
+	err := scanOne(EntTx{t.db.read}.Query(ctx, t.counts().storedCount, t.Name))(&n)
+	return n, err == nil, err
+}
 
-// schemaSQL returns the definitions of the named schema objects that
-// exist on SQLite: tables first, then the rest, each group by name.
-func schemaSQL(ctx context.Context, tx *ent.Client, names ...string) ([]string, error) {
-	args := make([]any, len(names))
-	marks := make([]string, len(names))
-	for i, n := range names {
-		args[i], marks[i] = n, "?"
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT sql FROM sqlite_master WHERE name IN ("+strings.Join(marks, ", ")+") ORDER BY type DESC, name", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var have []string
-	for rows.Next() {
-		var sql stdsql.NullString
-		if err := rows.Scan(&sql); err != nil {
-			return nil, err
+func (t *Table) counts() *countKeeper {
+	for _, s := range t.structures {
+		if k, ok := s.(*countKeeper); ok {
+			return k
 		}
-		have = append(have, sql.String)
 	}
-	return have, rows.Err()
+	panic("db: table " + t.Name + " has no counts")
+}
+
+// KeptCount writes a scalar subquery that gives the count kept for the
+// table, trusted or not (0 when there is none), so that a statement can
+// read it beside what it counts itself, in one round trip: the search
+// planner weighs it.
+func (t *Table) KeptCount(s *SQL) *SQL {
+	return s.Raw("(SELECT COALESCE(SUM(").Ident("records").Raw("), 0) FROM ").Ident(CountTable).
+		Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(t.Name).Raw(")")
+}
+
+// ChangeNumber writes a scalar subquery that gives the change number of
+// the table, so that a statement reads it beside what it computes, from
+// the same snapshot.
+func (t *Table) ChangeNumber(s *SQL) *SQL {
+	return s.Raw("(SELECT COALESCE(SUM(").Ident("changes").Raw("), 0) FROM ").Ident(ChangeTable(t.Name)).Raw(")")
+}
+
+// BlockOfOffset finds, from the block counts, the block that holds the
+// record at offset (from 0) in id order (in descending order when desc).
+// It returns the id the records from that block on start at (in
+// descending order: end before), how many records come before it, and
+// false when the counts cannot answer: not trusted yet, or the offset past
+// the last record.
+func (t *Table) BlockOfOffset(ctx context.Context, offset int, desc bool) (from, before int, ok bool, err error) {
+	if !t.db.Trusted(ctx, t.Name, CountStructure) {
+		return 0, 0, false, nil
+	}
+	query := t.counts().blocks
+	if desc {
+		query = t.counts().blocksDesc
+	}
+	errFound := errors.New("found")
+	err = queryRows(ctx, EntTx{t.db.read}, query, func(scan func(dest ...any) error) error {
+		var block, n int
+		if err := scan(&block, &n); err != nil {
+			return err
+		}
+		if before+n > offset {
+			from = block * idBlock
+			if desc {
+				from += idBlock
+			}
+			return errFound
+		}
+		before += n
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return from, before, true, nil
+	}
+	return 0, 0, false, err
+}
+
+// RecordsBefore writes a scalar subquery that gives, from the block
+// counts, how many records have ids below from (above or at it, when
+// desc): for a statement that reads a page found by BlockOfOffset to check
+// in its own snapshot that the count it started from still holds.
+func (t *Table) RecordsBefore(s *SQL, from int, desc bool) *SQL {
+	s.Raw("(SELECT COALESCE(SUM(").Ident("records").Raw("), 0) FROM ").Ident(IDBlockTable(t.Name)).Raw(" WHERE ").Ident("block")
+	if desc {
+		return s.Raw(" >= ").Arg(from / idBlock).Raw(")")
+	}
+	return s.Raw(" < ").Arg(from / idBlock).Raw(")")
 }

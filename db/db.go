@@ -10,11 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -46,11 +46,28 @@ type DB struct {
 
 	read, write     *ent.Client
 	readDB, writeDB *stdsql.DB
+	// MoveLimit is the most closure rows a move may rewrite
+	// (PERSONNEL_MOVE_LIMIT); 0: no limit.
+	MoveLimit int
+	// timeout is the request deadline (PERSONNEL_DB_TIMEOUT): retries of
+	// a transaction the database aborted go on for most of it.
+	timeout time.Duration
+
+	// path is the SQLite file, which names its process-wide locks.
+	path string
 	// group runs InTx on SQLite, committing concurrent writes together;
 	// nil on MySQL and PostgreSQL, whose writers each have a connection.
 	group *groupCommitter
 	// trust remembers which derived structures may answer requests.
 	trust trustCache
+
+	tablesMu     sync.Mutex
+	tables       []*Table
+	extraKeepers []func(t *Table) Keeper
+	// stopMaintenance ends the heartbeat Start began; nil before Start.
+	stopMaintenance func()
+	// killer is MySQL's pool for killing statements whose request ended.
+	killer *stdsql.DB
 }
 
 // Open connects to the database cfg names and checks that it answers. For
@@ -61,15 +78,23 @@ type DB struct {
 // than failing with SQLITE_BUSY, and several read-only readers, which WAL
 // lets run beside the writer. MySQL and PostgreSQL get one pool for both.
 func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
+	var d *DB
+	var err error
 	switch cfg.DBDriver {
 	case config.DriverSQLite:
-		return openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
+		d, err = openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
 	case config.DriverMySQL:
-		return openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns)
+		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns)
 	case config.DriverPostgres:
-		return openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
+		d, err = openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, cfg.DBTimeout)
+	default:
+		return nil, fmt.Errorf("PERSONNEL_DB_DRIVER: unknown driver %q", cfg.DBDriver)
 	}
-	return nil, fmt.Errorf("PERSONNEL_DB_DRIVER: unknown driver %q", cfg.DBDriver)
+	if err != nil {
+		return nil, err
+	}
+	d.MoveLimit, d.timeout = cfg.MoveLimit, cfg.DBTimeout
+	return d, nil
 }
 
 // sqlitePragmas apply to every SQLite connection: enforce foreign keys,
@@ -146,6 +171,7 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 		write:   ent.NewClient(ent.Driver(writeDrv)),
 		readDB:  readDB,
 		writeDB: writeDB,
+		path:    path,
 		group:   newGroupCommitter(writeDrv),
 	}, nil
 }
@@ -190,7 +216,8 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, er
 	if err != nil {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: %w", err)
 	}
-	sqlDB := stdsql.OpenDB(connector)
+	killing := newKillConnector(connector, server)
+	sqlDB := stdsql.OpenDB(killing)
 	if conns <= 0 {
 		conns = 16
 	}
@@ -200,6 +227,7 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, er
 	sqlDB.SetConnMaxLifetime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
+		killing.killer.Close()
 		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
 	}
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.MySQL, sqlDB)))
@@ -212,6 +240,7 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, er
 		write:   client,
 		readDB:  sqlDB,
 		writeDB: sqlDB,
+		killer:  killing.killer,
 	}, nil
 }
 
@@ -318,6 +347,10 @@ func (d *DB) Pools() map[string]*stdsql.DB {
 // Close closes every connection, after the batch of writes being committed,
 // if any; writes still waiting fail.
 func (d *DB) Close() error {
+	if d.stopMaintenance != nil {
+		d.stopMaintenance()
+		d.stopMaintenance = nil
+	}
 	if d.group != nil {
 		d.group.close()
 	}
@@ -325,70 +358,8 @@ func (d *DB) Close() error {
 	if d.write != d.read {
 		err = errors.Join(err, d.write.Close())
 	}
+	if d.killer != nil {
+		err = errors.Join(err, d.killer.Close())
+	}
 	return err
-}
-
-// maxAttempts bounds how often InTx runs a transaction that the database
-// aborted to break a deadlock.
-const maxAttempts = 5
-
-// InTx runs fn in a write transaction and commits it when fn returns nil;
-// when fn returns an error (or panics, and InTx panics again), nothing fn
-// wrote is kept.
-//
-// On SQLite, which has one writer, concurrent calls are committed together
-// (group commit): one goroutine takes the writes waiting at that moment,
-// runs each fn in its own savepoint of one transaction, commits once, and
-// returns to each caller after the commit, so a nil error still means the
-// write is on disk (synchronous=FULL). A failing fn is rolled back to its
-// savepoint alone; a failed COMMIT fails every write of the batch. A
-// caller whose ctx ends while its write is queued gets ctx's error and fn
-// never runs; fn sees the writes committed before it, including those of
-// its batch, exactly as if they had committed one by one. fn must run its
-// statements on the client it is given (a second InTx or Write() inside
-// fn waits for itself) and must not end the transaction itself.
-//
-// A transaction the database aborted because of a deadlock or lock timeout
-// is run again (fn must therefore not keep state across calls), up to
-// maxAttempts times with a short random back-off; so is a write whose
-// batch was lost through no fault of its own.
-func (d *DB) InTx(ctx context.Context, fn func(tx *ent.Client) error) error {
-	for attempt := 1; ; attempt++ {
-		err := d.tryTx(ctx, fn)
-		var aborted *batchAborted
-		if err == nil || !IsRetryable(err) && !errors.As(err, &aborted) || attempt == maxAttempts {
-			return err
-		}
-		backoff := time.Duration(attempt) * time.Duration(1+rand.IntN(5)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-	}
-}
-
-func (d *DB) tryTx(ctx context.Context, fn func(tx *ent.Client) error) (err error) {
-	if d.group != nil {
-		return d.group.do(ctx, fn)
-	}
-	// MySQL and PostgreSQL connections are READ COMMITTED from the start
-	// (openMySQL, openPostgres).
-	tx, err := d.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := fn(tx.Client()); err != nil {
-		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, stdsql.ErrTxDone) {
-			return errors.Join(err, rerr)
-		}
-		return err
-	}
-	return tx.Commit()
 }

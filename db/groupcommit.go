@@ -89,7 +89,7 @@ type writeResult struct {
 // answers each. A write whose fn fails, panics, or whose caller goes away
 // meanwhile is rolled back to its savepoint alone.
 type groupCommitter struct {
-	client  *ent.Client // transactions whose statements are not interrupted
+	client  *ent.Client // batch transactions
 	cache   *stmtCache
 	queue   chan *writeRequest
 	quit    chan struct{}
@@ -327,12 +327,12 @@ func (g *groupCommitter) answer(live []*writeRequest, results []writeResult) {
 	}
 }
 
-// batchDriver is the writer pool's driver for batch transactions: their
-// statements run with a context that cannot be cancelled, because SQLite
-// answers an interrupted INSERT, UPDATE or DELETE by rolling back the
-// whole transaction, every other write of the batch included. A write
-// whose context has ended runs no further statement (uninterruptible)
-// and is rolled back to its savepoint instead.
+// batchDriver is the writer pool's driver for batch transactions. A
+// write's statements run with its own context, so a statement still
+// running at the write's deadline is interrupted: SQLite then rolls back
+// the whole transaction, the other writes of the batch included, and
+// those are answered batchAborted and run again by InTx (runBatch). No
+// write holds the one writer past its deadline.
 type batchDriver struct {
 	*stmtDriver
 	missed func(query string) // told of statements run unprepared
@@ -347,26 +347,8 @@ func (d batchDriver) BeginTx(ctx context.Context, opts *stdsql.TxOptions) (diale
 	if err != nil {
 		return nil, err
 	}
-	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: uninterruptible{cachedTx{tx, d.cache, d.missed}}}, Tx: tx}, nil
+	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: cachedTx{tx, d.cache, d.missed}}, Tx: tx}, nil
 }
 
 // Close leaves the pool to the stmtDriver that owns it.
 func (batchDriver) Close() error { return nil }
-
-// uninterruptible runs a write's statements without passing on its
-// context's cancellation, after checking that the context has not ended.
-type uninterruptible struct{ q cachedTx }
-
-func (u uninterruptible) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return u.q.ExecContext(context.WithoutCancel(ctx), query, args...)
-}
-
-func (u uninterruptible) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return u.q.QueryContext(context.WithoutCancel(ctx), query, args...)
-}

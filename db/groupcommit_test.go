@@ -13,38 +13,25 @@ import (
 
 	"personnel/db"
 	"personnel/db/dbtest"
-	"personnel/ent"
+	"personnel/record"
 )
 
-// create inserts a record of cols' table with code through tx.
-func create(ctx context.Context, tx *ent.Client, code string) error {
+// create inserts a record of cols' table with code through tx, behind the
+// store's back.
+func create(ctx context.Context, tx db.Tx, code string) error {
 	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`) VALUES (?, ?, 'n', 'n')", cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold)
 	_, err := tx.ExecContext(ctx, q, code, strings.ToLower(code))
 	return err
 }
 
-// createIndexed creates a record of code as create does, and adds the
-// grams of its folded code to the code's substring index and (for a
-// hierarchy) its closure row, as the store does.
-func createIndexed(ctx context.Context, d *db.DB, tx *ent.Client, code string) error {
-	q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`) VALUES (?, ?, '', '')", cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold)
-	res, err := tx.ExecContext(ctx, q, code, strings.ToLower(code))
-	if err != nil {
-		return err
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	if cols.Parent != "" {
-		if _, err := d.LinkClosure(ctx, tx, cols.Table, []int{int(id)}); err != nil {
-			return err
-		}
-	}
-	if err := d.Counted(ctx, tx, cols.Table, []int{int(id)}, 1); err != nil {
-		return err
-	}
-	return d.AddSubstrings(ctx, tx, cols.Table, cols.CodeFold, []db.Folded{{ID: int(id), Value: strings.ToLower(code)}})
+// createIndexed creates a record of code through the store's table, which
+// keeps every structure beside it.
+func createIndexed(ctx context.Context, d *db.DB, tx db.Tx, code string) error {
+	t := d.Table(res)
+	row := record.Row{Values: t.Fields.Defaults()}
+	row.Values[t.Fields.Code] = record.Value{Str: code, Valid: true}
+	row.Values[t.Fields.Name] = record.Value{Str: "n", Valid: true}
+	return t.Insert(ctx, tx, []record.Row{row})
 }
 
 // holdWriter starts a write (of code) whose function waits until release
@@ -54,7 +41,7 @@ func holdWriter(t *testing.T, d *db.DB, code string) (release func(), result <-c
 	t.Helper()
 	started, rel, res := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		res <- d.InTx(context.Background(), func(tx *ent.Client) error {
+		res <- d.InTx(context.Background(), func(tx db.Tx) error {
 			close(started)
 			<-rel
 			return createIndexed(context.Background(), d, tx, code)
@@ -97,7 +84,7 @@ func TestInTx_SQLiteCommitsConcurrentWritesTogether(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = d.InTx(context.Background(), func(tx *ent.Client) error {
+			errs[i] = d.InTx(context.Background(), func(tx db.Tx) error {
 				return create(context.Background(), tx, fmt.Sprintf("W%02d", i))
 			})
 		}()
@@ -131,22 +118,22 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	before := d.GroupCommitStats()
 	release, held := holdWriter(t, d, "HELD")
 	boom := errors.New("boom")
-	writes := []func(tx *ent.Client) error{
-		func(tx *ent.Client) error { return createIndexed(ctx, d, tx, "KEPT1") },
-		func(tx *ent.Client) error { return createIndexed(ctx, d, tx, "KEPT1") }, // duplicate of the write before
-		func(tx *ent.Client) error {
+	writes := []func(tx db.Tx) error{
+		func(tx db.Tx) error { return createIndexed(ctx, d, tx, "KEPT1") },
+		func(tx db.Tx) error { return createIndexed(ctx, d, tx, "KEPT1") }, // duplicate of the write before
+		func(tx db.Tx) error {
 			if err := createIndexed(ctx, d, tx, "FAILED"); err != nil {
 				return err
 			}
 			return boom
 		},
-		func(tx *ent.Client) error {
+		func(tx db.Tx) error {
 			if err := createIndexed(ctx, d, tx, "PANICKED"); err != nil {
 				return err
 			}
 			panic("fn panicked")
 		},
-		func(tx *ent.Client) error { return createIndexed(ctx, d, tx, "KEPT2") },
+		func(tx db.Tx) error { return createIndexed(ctx, d, tx, "KEPT2") },
 	}
 	errs := make([]error, len(writes))
 	panics := make([]any, len(writes))
@@ -183,18 +170,9 @@ func TestInTx_SQLiteFailingWritesRollBackAloneInTheirBatch(t *testing.T) {
 	if got, want := codes(t, d), []string{"HELD", "KEPT1", "KEPT2"}; !slices.Equal(got, want) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
-	// The rolled-back writes' trigger work, substring index rows, closure
-	// rows and block counts were undone with them.
-	if stored, real := sqliteCounts(t, d); stored != 3 || real != 3 {
-		t.Fatalf("stored count %d, real %d, want 3", stored, real)
-	}
-	if err := d.CheckSubstrings(ctx); err != nil {
-		t.Fatalf("after the rolled-back writes: %v", err)
-	}
-	if err := d.CheckClosure(ctx); err != nil {
-		t.Fatalf("after the rolled-back writes: %v", err)
-	}
-	if err := d.CheckIDBlocks(ctx); err != nil {
+	// The rolled-back writes' counts, substring index rows, closure rows
+	// and block counts were undone with them.
+	if err := d.Check(ctx); err != nil {
 		t.Fatalf("after the rolled-back writes: %v", err)
 	}
 }
@@ -206,7 +184,7 @@ func TestInTx_SQLiteCancelledQueuedWriteDoesNotRun(t *testing.T) {
 	var ran atomic.Bool
 	res := make(chan error, 1)
 	go func() {
-		res <- d.InTx(ctx, func(tx *ent.Client) error {
+		res <- d.InTx(ctx, func(tx db.Tx) error {
 			ran.Store(true)
 			return create(ctx, tx, "CANCELLED")
 		})
@@ -227,7 +205,7 @@ func TestInTx_SQLiteCancelledQueuedWriteDoesNotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A later write runs after the abandoned one was passed over.
-	if err := d.InTx(context.Background(), func(tx *ent.Client) error { return create(context.Background(), tx, "LATER") }); err != nil {
+	if err := d.InTx(context.Background(), func(tx db.Tx) error { return create(context.Background(), tx, "LATER") }); err != nil {
 		t.Fatal(err)
 	}
 	if ran.Load() {
@@ -245,7 +223,7 @@ func TestInTx_SQLiteWriteCancelledWhileRunningIsRolledBackAlone(t *testing.T) {
 	var afterCancel error
 	res := make(chan error, 2)
 	go func() {
-		res <- d.InTx(ctx, func(tx *ent.Client) error {
+		res <- d.InTx(ctx, func(tx db.Tx) error {
 			if err := create(ctx, tx, "GONE1"); err != nil {
 				return err
 			}
@@ -256,7 +234,7 @@ func TestInTx_SQLiteWriteCancelledWhileRunningIsRolledBackAlone(t *testing.T) {
 	}()
 	waitQueued(t, d, 1)
 	go func() {
-		res <- d.InTx(context.Background(), func(tx *ent.Client) error { return create(context.Background(), tx, "KEPT") })
+		res <- d.InTx(context.Background(), func(tx db.Tx) error { return create(context.Background(), tx, "KEPT") })
 	}()
 	waitQueued(t, d, 2)
 	release()
@@ -290,7 +268,7 @@ func TestInTx_SQLiteAfterCloseFails(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err := d.InTx(context.Background(), func(tx *ent.Client) error { return nil })
+	err := d.InTx(context.Background(), func(tx db.Tx) error { return nil })
 	if err == nil {
 		t.Fatal("InTx after Close succeeded")
 	}
@@ -300,18 +278,20 @@ func TestInTx_SQLiteFailedCommitFailsTheWholeBatch(t *testing.T) {
 	d, _ := dbtest.Backends(t)[0].Open(t)
 	ctx := context.Background()
 	release, held := holdWriter(t, d, "HELD")
-	writes := []func(tx *ent.Client) error{
-		func(tx *ent.Client) error { return create(ctx, tx, "GOOD1") },
-		func(tx *ent.Client) error {
+	writes := []func(tx db.Tx) error{
+		func(tx db.Tx) error { return create(ctx, tx, "GOOD1") },
+		func(tx db.Tx) error {
 			// A deferred foreign key is checked at COMMIT: the orphan is
 			// accepted now and makes the batch's COMMIT fail.
 			if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
 				return err
 			}
-			_, err := tx.Department.Create().SetCode("ORPHAN").SetCodeFold("orphan").SetName("n").SetNameFold("n").SetParentID(424242).Save(ctx)
+			q := fmt.Sprintf("INSERT INTO `%s` (`%s`, `%s`, `%s`, `%s`, `%s`) VALUES ('ORPHAN', 'orphan', 'n', 'n', 424242)",
+				cols.Table, cols.Code, cols.CodeFold, cols.Name, cols.NameFold, cols.Parent)
+			_, err := tx.ExecContext(ctx, q)
 			return err
 		},
-		func(tx *ent.Client) error { return create(ctx, tx, "GOOD2") },
+		func(tx db.Tx) error { return create(ctx, tx, "GOOD2") },
 	}
 	errs := make([]error, len(writes))
 	var wg sync.WaitGroup
@@ -334,7 +314,7 @@ func TestInTx_SQLiteFailedCommitFailsTheWholeBatch(t *testing.T) {
 		}
 	}
 	// The failed COMMIT left nothing behind, and the writer goes on.
-	if err := d.InTx(ctx, func(tx *ent.Client) error { return create(ctx, tx, "AFTER") }); err != nil {
+	if err := d.InTx(ctx, func(tx db.Tx) error { return create(ctx, tx, "AFTER") }); err != nil {
 		t.Fatalf("a write after the failed commit: %v", err)
 	}
 	if got, want := codes(t, d), []string{"AFTER", "HELD"}; !slices.Equal(got, want) {
@@ -347,16 +327,16 @@ func TestInTx_SQLiteWriteThatEndsTheTransactionMakesTheOthersRunAgain(t *testing
 	ctx := context.Background()
 	release, held := holdWriter(t, d, "HELD")
 	var runs [3]atomic.Int32
-	writes := []func(tx *ent.Client) error{
-		func(tx *ent.Client) error { runs[0].Add(1); return create(ctx, tx, "GOOD1") },
-		func(tx *ent.Client) error {
+	writes := []func(tx db.Tx) error{
+		func(tx db.Tx) error { runs[0].Add(1); return create(ctx, tx, "GOOD1") },
+		func(tx db.Tx) error {
 			// A misbehaving write: it rolls back the whole batch's
 			// transaction, GOOD1's insert with it.
 			runs[1].Add(1)
 			_, err := tx.ExecContext(ctx, "ROLLBACK")
 			return err
 		},
-		func(tx *ent.Client) error { runs[2].Add(1); return create(ctx, tx, "GOOD2") },
+		func(tx db.Tx) error { runs[2].Add(1); return create(ctx, tx, "GOOD2") },
 	}
 	errs := make([]error, len(writes))
 	var wg sync.WaitGroup

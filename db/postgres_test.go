@@ -114,7 +114,7 @@ func withUser(t *testing.T, dsn, user string) string {
 func TestPostgres_BulkLoadAnalyzesAndVacuumsTheTableAndItsIndexes(t *testing.T) {
 	d, _ := postgresBackend(t).Open(t)
 	ctx := context.Background()
-	err := d.BulkLoad(ctx, cols.Table, func() error {
+	err := d.Table(res).BulkLoad(ctx, func() error {
 		for i := range 300 {
 			insertNamed(t, d, fmt.Sprintf("bulk%d", i), "bulk load")
 		}
@@ -127,7 +127,7 @@ func TestPostgres_BulkLoadAnalyzesAndVacuumsTheTableAndItsIndexes(t *testing.T) 
 		var tuples float64
 		var pages, visible int
 		s := d.SQL().Raw("SELECT reltuples, relpages, relallvisible FROM pg_class WHERE oid = ").Arg(table).Raw("::regclass")
-		if err := queryOne(d.Read(), s, &tuples, &pages, &visible); err != nil || tuples <= 0 || pages == 0 || visible != pages {
+		if err := queryOne(d.Reader(), s, &tuples, &pages, &visible); err != nil || tuples <= 0 || pages == 0 || visible != pages {
 			t.Fatalf("after the bulk load %s has reltuples %v, relpages %d, relallvisible %d (%v): want it analyzed and vacuumed",
 				table, tuples, pages, visible, err)
 		}

@@ -39,14 +39,18 @@ func (c *stmtCache) get(ctx context.Context, query string, prepare bool) *stdsql
 	if st != nil || !prepare {
 		return st
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st = c.stmts[query]; st != nil || len(c.stmts) >= maxCachedStmts {
-		return st
-	}
+	// Prepared without holding the lock: preparing waits for a connection
+	// of the pool, which (SQLite's writer) a batch may hold while its
+	// statements look in the cache.
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil // let the plain call report the error
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if have := c.stmts[query]; have != nil || len(c.stmts) >= maxCachedStmts {
+		st.Close()
+		return have
 	}
 	c.stmts[query] = st
 	return st

@@ -4,21 +4,23 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
-	"personnel/ent"
+	"personnel/casefold"
+	"personnel/record"
 )
 
-// The substring index of a searched column (a folded code, name or string
-// extra with an icontains filter) is a side table of the resource table,
-// the same on every backend (no extension, privilege or full-text engine:
-// MariaDB has no n-gram parser, TiDB neither triggers nor FULLTEXT):
+// The substring index of a field searched with `search: index` (the code
+// and name of the shipped resources) is a side table of the resource
+// table, the same on every backend (no extension, privilege or full-text
+// engine: MariaDB has no n-gram parser, TiDB neither triggers nor
+// FULLTEXT):
 //
-//	<table>_<column>_substr (id, gram, lcp), PRIMARY KEY (id, gram),
+//	<table>_<folded column>_substr (id, gram, lcp), PRIMARY KEY (id, gram),
 //	index (gram, lcp[, id]), id REFERENCES <table>(id) ON DELETE CASCADE
 //
 // Its rows for a record holding the folded value v are the distinct
@@ -40,9 +42,10 @@ import (
 // '_' and '\' are characters like any other. A longer search is looked up
 // by its first SubstringK characters and checked against the column.
 //
-// The store keeps the rows in the transaction of each write (db.Execer):
-// a create inserts the record's grams, an update that changes the value
-// replaces them, and a delete, by anyone, takes them with it (the cascade).
+// The keeper writes a record's rows when it is inserted, replaces them
+// when the field changes, and a delete, by anyone, takes them with it
+// (the cascade). A field searched with `search: scan` has no index: its
+// searches are a LIKE over the folded column.
 
 // SubstringK is the most characters a gram holds: searches up to this long
 // are answered by the index alone.
@@ -99,6 +102,9 @@ func SubstringStructure(column string) string { return "substring:" + column }
 
 // SubstringTable names the substring index of column in table.
 func SubstringTable(table, column string) string { return shortName(table + "_" + column + "_substr") }
+
+// substringGramIndex names the index on gram of the substring index side.
+func substringGramIndex(side string) string { return shortName(side + "_gram") }
 
 // shortName keeps a name within 63 bytes (PostgreSQL's limit, one below
 // MySQL's), ending a longer one with a hash of the whole: a name cut short
@@ -166,67 +172,106 @@ func (s Substring) From(q *SQL, alias string) *SQL {
 	return q.Raw(" AND ").Col(alias, "lcp").Raw(" < ").Arg(s.under)
 }
 
-// Folded is a record's folded value of one column.
-type Folded struct {
-	ID    int
-	Value string
-}
-
 // substringBatch bounds the rows of one multi-row insert: on MySQL well
 // within max_allowed_packet, on SQLite within its limit on parameters.
 const substringBatch = 2048
 
-// AddSubstrings inserts the substring index rows of records into the index
-// of column in table, in tx (the transaction of the write that stored
-// them). The records must have no rows there yet. On PostgreSQL one
-// statement takes every row of any number of records, as arrays (unnest),
-// so it has one text whatever the count and is prepared once; in a bulk
-// load's transaction (CopyTx) the rows are streamed with COPY. On MySQL
-// (whose driver sends the values in the text, preparing nothing) a
-// multi-row insert takes up to substringBatch rows. On SQLite, which
-// prepares and keeps each text, the inserts take a power of two of rows
-// each, so that a record's few rows cost a few statements of a dozen
-// shapes at most, not a statement of a new shape for every length.
-func (d *DB) AddSubstrings(ctx context.Context, tx Execer, table, column string, records []Folded) error {
+// substringKeeper keeps the substring index of one field of a table.
+type substringKeeper struct {
+	t     *Table
+	field int    // the field searched
+	side  string // the index's table
+	names Names
+
+	insertPG, remove, values string
+}
+
+func newSubstringKeeper(t *Table, field int) *substringKeeper {
+	f := &t.Fields.List[field]
+	k := &substringKeeper{t: t, field: field, side: SubstringTable(t.Name, f.Fold)}
+	k.names = Names{"side": k.side, "table": t.Name, "fold": f.Fold}
+	d := t.db
+	// PostgreSQL takes every row of any number of records in one
+	// statement, as arrays, so it has one text whatever the count and is
+	// prepared once.
+	k.insertPG = d.Render("INSERT INTO {side} (id, gram, lcp) SELECT * FROM unnest(?::bigint[], ?::text[], ?::smallint[])", k.names)
+	k.remove = d.Render("DELETE FROM {side} WHERE id = ?", k.names)
+	k.values = d.Render("SELECT id, {fold} FROM {table} WHERE id > ? ORDER BY id LIMIT ?"+d.Locks().Update, k.names)
+	return k
+}
+
+// Name implements Structure.
+func (k *substringKeeper) Name() string { return SubstringStructure(k.t.Fields.List[k.field].Fold) }
+
+// Inserted adds the rows of the new records.
+func (k *substringKeeper) Inserted(ctx context.Context, w *Write, rows []record.Row) error {
+	return k.add(ctx, w.Tx, rows)
+}
+
+// Updated replaces the rows of records whose field changed.
+func (k *substringKeeper) Updated(ctx context.Context, w *Write, changes []Change) error {
+	var rows []record.Row
+	for _, c := range changes {
+		if !slices.Contains(c.Changed, k.field) {
+			continue
+		}
+		if _, err := w.Tx.ExecContext(ctx, k.remove, c.After.ID); err != nil {
+			return err
+		}
+		rows = append(rows, c.After)
+	}
+	return k.add(ctx, w.Tx, rows)
+}
+
+// Deleting does nothing: the rows go with the record (ON DELETE CASCADE).
+func (k *substringKeeper) Deleting(context.Context, *Write, []record.Row) error { return nil }
+
+// add inserts the rows of records, which have none yet. On MySQL (whose
+// driver sends the values in the text, preparing nothing) a multi-row
+// insert takes up to substringBatch rows. On SQLite, which prepares and
+// keeps each text, the inserts take a power of two of rows each, so that
+// a record's few rows cost a few statements of a dozen shapes at most,
+// not a statement of a new shape for every length.
+func (k *substringKeeper) add(ctx context.Context, tx Tx, rows []record.Row) error {
 	var ids []int64
 	var texts []string
 	var lcps []int16
-	for _, r := range records {
-		for _, g := range Grams(r.Value) {
+	for _, r := range rows {
+		v := r.Values[k.field]
+		if !v.Valid || v.Str == "" {
+			continue
+		}
+		for _, g := range Grams(casefold.Fold(v.Str)) {
 			ids, texts, lcps = append(ids, int64(r.ID)), append(texts, g.Text), append(lcps, int16(g.LCP))
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	side := SubstringTable(table, column)
-	if c, ok := tx.(*CopyTx); ok {
-		// A bulk load on PostgreSQL streams the rows, as it streams the
-		// records.
-		rows := make([][]any, len(ids))
+	d := k.t.db
+	if c, ok := tx.(bulkInserter); ok {
+		values := make([][]any, len(ids))
 		for i := range ids {
-			rows[i] = []any{ids[i], texts[i], lcps[i]}
+			values[i] = []any{ids[i], texts[i], lcps[i]}
 		}
-		_, err := c.CopyFrom(ctx, side, []string{"id", "gram", "lcp"}, rows)
+		_, err := c.CopyFrom(ctx, k.side, []string{"id", "gram", "lcp"}, values)
 		return err
 	}
-	head := d.SQL().Raw("INSERT INTO ").Ident(side).Raw(" (").Ident("id").Raw(", ").Ident("gram").Raw(", ").Ident("lcp").Raw(") ")
 	if d.Postgres() {
-		head.Raw("SELECT * FROM unnest(").Arg(ids).Raw("::bigint[], ").Arg(texts).Raw("::text[], ").Arg(lcps).Raw("::smallint[])")
-		_, err := tx.ExecContext(ctx, head.String(), head.Args...)
+		_, err := tx.ExecContext(ctx, k.insertPG, ids, texts, lcps)
 		return err
 	}
-	head.Raw("VALUES ")
 	for start := 0; start < len(ids); {
 		n := min(len(ids)-start, substringBatch)
 		if d.SQLite() {
 			n = 1 << (bits.Len(uint(n)) - 1)
 		}
-		s := d.SQL().Raw(head.String())
-		s.List(n, func(i int) {
-			s.Raw("(").Arg(ids[start+i]).Raw(", ").Arg(texts[start+i]).Raw(", ").Arg(lcps[start+i]).Raw(")")
-		})
-		if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
+		args := make([]any, 0, 3*n)
+		for i := start; i < start+n; i++ {
+			args = append(args, ids[i], texts[i], lcps[i])
+		}
+		query := d.Render("INSERT INTO {side} (id, gram, lcp) VALUES "+Tuples(n, 3), k.names)
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return err
 		}
 		start += n
@@ -234,306 +279,115 @@ func (d *DB) AddSubstrings(ctx context.Context, tx Execer, table, column string,
 	return nil
 }
 
-// RemoveSubstrings deletes the substring index rows of the records ids
-// from the index of column in table, in tx.
-func (d *DB) RemoveSubstrings(ctx context.Context, tx Execer, table, column string, ids ...int) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	s := d.SQL().Raw("DELETE FROM ").Ident(SubstringTable(table, column)).Raw(" WHERE ").Ident("id")
-	if len(ids) == 1 {
-		s.Raw(" = ").Arg(ids[0])
-	} else {
-		s.Raw(" IN (").List(len(ids), func(i int) { s.Arg(ids[i]) }).Raw(")")
-	}
-	_, err := tx.ExecContext(ctx, s.String(), s.Args...)
-	return err
-}
-
-// substringKind is the derived structure of substring indexes: one for
-// each searched column of a resource table.
-var substringKind = &structureKind{
-	of: func(t ent.ResourceTable) []Structure {
-		var ss []Structure
-		for _, col := range t.Search {
-			ss = append(ss, Structure{Name: SubstringStructure(col), Column: col})
-		}
-		return ss
-	},
-	create:  createSubstrings,
-	rebuild: rebuildSubstrings,
-}
-
-// createSubstrings creates the index of s when it is missing, and reports
-// whether it was. Its index on gram is made whenever it is missing: after
-// the table, and again after a bulk load into an empty table, which drops
-// it meanwhile (BulkLoad), or at the next start when such a load was
-// interrupted.
-func createSubstrings(ctx context.Context, d *DB, s Structure) (bool, error) {
-	side := SubstringTable(s.Table.Table, s.Column)
-	exists, err := d.exists(ctx, side, "")
-	if err != nil {
-		return false, err
-	}
-	if !exists {
-		// The same table everywhere, in each database's types: gram
-		// compares by code point (BINARY, "C", the binary collation of
-		// every table on MySQL).
-		idType, gramType, lcpType, options := "BIGINT", "VARCHAR(16)", "SMALLINT", ""
-		switch {
-		case d.SQLite():
-			idType, gramType, lcpType, options = "INTEGER", "TEXT COLLATE BINARY", "INTEGER", " WITHOUT ROWID"
-		case d.Postgres():
-			gramType = `VARCHAR(16) COLLATE "C"`
-		default:
-			coll, err := d.binaryCollation()
-			if err != nil {
-				return false, err
-			}
-			options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=" + coll
-		}
-		table := d.SQL().Raw("CREATE TABLE ").Ident(side).Raw(" (").Ident("id").Raw(" " + idType + " NOT NULL, ").
-			Ident("gram").Raw(" " + gramType + " NOT NULL, ").Ident("lcp").Raw(" " + lcpType + " NOT NULL, ").
-			Raw("PRIMARY KEY (").Ident("id").Raw(", ").Ident("gram").Raw("), CONSTRAINT ").Ident(shortName(side + "_fk")).
-			Raw(" FOREIGN KEY (").Ident("id").Raw(") REFERENCES ").Ident(s.Table.Table).Raw(" (").Ident(s.Table.ID).
-			Raw(") ON DELETE CASCADE)" + options)
-		if _, err := d.write.ExecContext(ctx, table.String()); err != nil {
-			return false, fmt.Errorf("%s: %w", table.String(), err)
-		}
-	}
-	return !exists, d.addGramIndex(ctx, side)
-}
-
-// dropFullTextIndexes drops what earlier versions searched with, which
-// the substring indexes replace and which would otherwise go on costing
-// every write: on SQLite the FTS5 trigram index of each resource table and
-// the triggers that kept it, on PostgreSQL the pg_trgm GIN index of each
-// searched column (looked for first: DROP INDEX takes a lock that holds
-// writes back even when there is nothing to drop). The pg_trgm extension
-// itself is left to whoever created it.
-func (d *DB) dropFullTextIndexes(ctx context.Context) error {
-	for _, t := range ent.ResourceTables() {
-		var stmts []string
-		switch {
-		case d.SQLite():
-			fts := t.Table + "_search"
-			for _, trigger := range []string{"_insert", "_delete", "_update"} {
-				stmts = append(stmts, "DROP TRIGGER IF EXISTS "+q(fts+trigger))
-			}
-			stmts = append(stmts, "DROP TABLE IF EXISTS "+q(fts))
-		case d.Postgres():
-			for _, col := range t.Search {
-				name := shortName(t.Table + "_" + col + "_trgm")
-				var n int
-				if err := QueryRow(ctx, d.write, "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1", []any{name}, &n); err != nil {
-					return err
-				}
-				if n > 0 {
-					stmts = append(stmts, d.SQL().Raw("DROP INDEX IF EXISTS ").Ident(name).String())
-				}
-			}
-		}
-		for _, stmt := range stmts {
-			if _, err := d.write.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("%s: %w", stmt, err)
-			}
-		}
-	}
-	return nil
-}
-
-// exists reports whether the table exists, or with index set, whether
-// that index of the table does.
-func (d *DB) exists(ctx context.Context, table, index string) (bool, error) {
-	var query string
-	args := []any{table}
-	if index != "" {
-		args = append(args, index)
-	}
-	switch {
-	case d.SQLite() && index == "":
-		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-	case d.SQLite():
-		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?"
-	case d.Postgres() && index == "":
-		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1"
-	case d.Postgres():
-		query = "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2"
-	case index == "":
-		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	default:
-		query = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?"
-	}
-	var n int
-	err := QueryRow(ctx, d.write, query, args, &n)
-	return n > 0, err
-}
-
-// addGramIndex makes the index on gram of the substring index side when
-// it is missing (looked for first: on PostgreSQL even CREATE INDEX IF NOT
-// EXISTS takes a lock that holds writes back, and MySQL has no IF NOT
-// EXISTS for it). An index built at once over many rows is built by
-// sorting them, far faster than the same rows inserted one by one.
-func (d *DB) addGramIndex(ctx context.Context, side string) error {
-	if has, err := d.exists(ctx, side, shortName(side+"_gram")); err != nil || has {
-		return err
-	}
-	name := shortName(side + "_gram")
-	s := d.SQL()
-	if d.MySQL() {
-		s.Raw("ALTER TABLE ").Ident(side).Raw(" ADD KEY ").Ident(name).Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(")")
-	} else {
-		s.Raw("CREATE INDEX ").Ident(name).Raw(" ON ").Ident(side).Raw(" (").Ident("gram").Raw(", ").Ident("lcp").Raw(", ").Ident("id").Raw(")")
-	}
-	_, err := d.write.ExecContext(ctx, s.String())
-	return err
-}
-
-// dropGramIndex drops the index on gram of the substring index side, if
-// it is there.
-func (d *DB) dropGramIndex(ctx context.Context, side string) error {
-	if has, err := d.exists(ctx, side, shortName(side+"_gram")); err != nil || !has {
-		return err
-	}
-	s := d.SQL()
-	if d.MySQL() {
-		s.Raw("ALTER TABLE ").Ident(side).Raw(" DROP KEY ").Ident(shortName(side + "_gram"))
-	} else {
-		s.Raw("DROP INDEX ").Ident(shortName(side + "_gram"))
-	}
-	_, err := d.write.ExecContext(ctx, s.String())
-	return err
-}
-
 // rebuildBatch is how many records one transaction of a rebuild takes.
 const rebuildBatch = 1000
 
-// rebuildSubstrings makes the index of s whole, in id order, a batch of
-// records per transaction. Each batch locks its records (a write of this
-// version to one of them waits, and one that ran first is seen), replaces
-// their rows, and commits. Only the rows of the records read are deleted:
-// on PostgreSQL a record created meanwhile with an id inside the batch's
-// range was not read, and keeps the rows its own write added. A record
-// deleted meanwhile takes its rows with it.
-func rebuildSubstrings(ctx context.Context, d *DB, s Structure) (int, error) {
-	sel := d.SQL().Raw("SELECT ").Ident(s.Table.ID).Raw(", ").Ident(s.Column).Raw(" FROM ").Ident(s.Table.Table).
-		Raw(" WHERE ").Ident(s.Table.ID).Raw(" > ").Param().Raw(" ORDER BY ").Ident(s.Table.ID).
-		Raw(" LIMIT ").Param().Raw(d.Locks().Update).String()
+// Rebuild makes the index whole, in id order, a batch of records per
+// transaction. Each batch locks its records (a write to one of them
+// waits, and one that ran first is seen), replaces their rows, and
+// commits. Only the rows of the records read are deleted: on PostgreSQL a
+// record created meanwhile with an id inside the batch's range was not
+// read, and keeps the rows its own write added. A record deleted
+// meanwhile takes its rows with it.
+func (k *substringKeeper) Rebuild(ctx context.Context) (int, error) {
+	d := k.t.db
 	total, after := 0, 0
 	for {
-		var records []Folded
-		err := d.InTx(ctx, func(tx *ent.Client) error {
-			records = records[:0]
-			rows, err := tx.QueryContext(ctx, sel, after, rebuildBatch)
-			if err != nil {
-				return err
-			}
-			var ids []int
-			for rows.Next() {
-				var f Folded
+		var rows []record.Row
+		err := d.InTx(ctx, func(tx Tx) error {
+			rows = rows[:0]
+			err := queryRows(ctx, tx, k.values, func(scan func(dest ...any) error) error {
+				var id int
 				var v *string
-				if err := rows.Scan(&f.ID, &v); err != nil {
-					rows.Close()
+				if err := scan(&id, &v); err != nil {
 					return err
 				}
+				r := record.Row{ID: id, Values: make([]record.Value, len(k.t.Fields.List))}
 				if v != nil {
-					f.Value = *v
+					// The folded value folds to itself.
+					r.Values[k.field] = record.Value{Str: *v, Valid: true}
 				}
-				records, ids = append(records, f), append(ids, f.ID)
-			}
-			// A lock the rows could not get (a deadlock, a timeout) ends
-			// the rows with an error, which Close does not return.
-			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-				return err
-			}
-			if len(ids) == 0 {
+				rows = append(rows, r)
 				return nil
-			}
-			if err := d.RemoveSubstrings(ctx, tx, s.Table.Table, s.Column, ids...); err != nil {
+			}, after, rebuildBatch)
+			if err != nil || len(rows) == 0 {
 				return err
 			}
-			return d.AddSubstrings(ctx, tx, s.Table.Table, s.Column, records)
+			ids := make([]string, len(rows))
+			args := make([]any, len(rows))
+			for i, r := range rows {
+				ids[i], args[i] = "?", r.ID
+			}
+			del := d.Render("DELETE FROM {side} WHERE id IN ("+strings.Join(ids, ", ")+")", k.names)
+			if _, err := tx.ExecContext(ctx, del, args...); err != nil {
+				return err
+			}
+			return k.add(ctx, tx, rows)
 		})
 		if err != nil {
 			return total, err
 		}
-		if len(records) == 0 {
+		if len(rows) == 0 {
 			return total, nil
 		}
-		total += len(records)
-		after = records[len(records)-1].ID
+		total += len(rows)
+		after = rows[len(rows)-1].ID
 	}
 }
 
-// CheckSubstrings compares every substring index with its table and
-// returns an error naming the first record whose rows are not exactly the
-// grams of its value: for tests, and the invariants the crash test checks.
-func (d *DB) CheckSubstrings(ctx context.Context) error {
-	for _, s := range Structures() {
-		if s.kind != substringKind {
-			continue
-		}
-		want := map[int][]Gram{}
-		values := d.SQL().Raw("SELECT ").Ident(s.Table.ID).Raw(", ").Ident(s.Column).Raw(" FROM ").Ident(s.Table.Table)
-		err := queryRows(ctx, d.read, values.String(), func(scan func(dest ...any) error) error {
-			var id int
-			var v *string
-			if err := scan(&id, &v); err != nil {
-				return err
-			}
-			want[id] = nil
-			if v != nil {
-				want[id] = Grams(*v)
-			}
-			return nil
-		})
-		if err != nil {
+// Check compares the index with its table and returns an error naming the
+// first record whose rows are not exactly the grams of its value.
+func (k *substringKeeper) Check(ctx context.Context) error {
+	d := k.t.db
+	read := EntTx{d.read}
+	want := map[int][]Gram{}
+	err := queryRows(ctx, read, d.Render("SELECT id, {fold} FROM {table}", k.names), func(scan func(dest ...any) error) error {
+		var id int
+		var v *string
+		if err := scan(&id, &v); err != nil {
 			return err
 		}
-		have := map[int][]Gram{}
-		side := d.SQL().Raw("SELECT ").Ident("id").Raw(", ").Ident("gram").Raw(", ").Ident("lcp").Raw(" FROM ").
-			Ident(SubstringTable(s.Table.Table, s.Column)).Raw(" ORDER BY ").Ident("id").Raw(", ").Ident("gram")
-		err = queryRows(ctx, d.read, side.String(), func(scan func(dest ...any) error) error {
-			var id int
-			var g Gram
-			if err := scan(&id, &g.Text, &g.LCP); err != nil {
-				return err
-			}
-			have[id] = append(have[id], g)
-			return nil
-		})
-		if err != nil {
+		want[id] = nil
+		if v != nil {
+			want[id] = Grams(*v)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	have := map[int][]Gram{}
+	err = queryRows(ctx, read, d.Render("SELECT id, gram, lcp FROM {side} ORDER BY id, gram", k.names), func(scan func(dest ...any) error) error {
+		var id int
+		var g Gram
+		if err := scan(&id, &g.Text, &g.LCP); err != nil {
 			return err
 		}
-		for id, grams := range have {
-			if _, ok := want[id]; !ok {
-				return fmt.Errorf("%s of %s: rows of record %d, which does not exist", s.Name, s.Table.Table, id)
-			}
-			if !slices.Equal(grams, want[id]) {
-				return fmt.Errorf("%s of %s: record %d has rows %v, want %v", s.Name, s.Table.Table, id, grams, want[id])
-			}
+		have[id] = append(have[id], g)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for id, grams := range have {
+		if _, ok := want[id]; !ok {
+			return fmt.Errorf("%s of %s: rows of record %d, which does not exist", k.Name(), k.t.Name, id)
 		}
-		for id, grams := range want {
-			if _, ok := have[id]; !ok && len(grams) > 0 {
-				return fmt.Errorf("%s of %s: record %d has no rows, want %v", s.Name, s.Table.Table, id, grams)
-			}
+		if !slices.Equal(grams, want[id]) {
+			return fmt.Errorf("%s of %s: record %d has rows %v, want %v", k.Name(), k.t.Name, id, grams, want[id])
+		}
+	}
+	for id, grams := range want {
+		if _, ok := have[id]; !ok && len(grams) > 0 {
+			return fmt.Errorf("%s of %s: record %d has no rows, want %v", k.Name(), k.t.Name, id, grams)
 		}
 	}
 	return nil
 }
 
-// queryRows runs query with args on c and calls row for each row it
-// returns.
-func queryRows(ctx context.Context, c *ent.Client, query string, row func(scan func(dest ...any) error) error, args ...any) error {
-	rows, err := c.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := row(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+// bulkIndex is the index a bulk load into an empty table drops and makes
+// again at its end (BulkLoad): inserted one by one at random places its
+// rows took most of a load's time.
+func (k *substringKeeper) bulkIndex() bulkIndex {
+	return bulkIndex{table: k.side, name: substringGramIndex(k.side), columns: []string{"gram", "lcp", "id"}}
 }

@@ -10,7 +10,7 @@ import (
 	"personnel/casefold"
 	"personnel/db"
 	"personnel/db/dbtest"
-	"personnel/ent"
+	"personnel/record"
 )
 
 func TestGrams_EachStartOnceSortedWithTheSharedPrefix(t *testing.T) {
@@ -52,42 +52,24 @@ func TestGrams_EachStartOnceSortedWithTheSharedPrefix(t *testing.T) {
 	}
 }
 
-// insertNamed writes a record with code and name directly, and adds the
-// grams of both, in one transaction, as the store does.
+// insertNamed creates a record with code and name through the store's
+// table, which keeps every structure beside it.
 func insertNamed(t *testing.T, d *db.DB, code, name string) int {
 	t.Helper()
-	ctx := context.Background()
-	var id int
-	err := d.InTx(ctx, func(tx *ent.Client) error {
-		s := d.SQL().Raw("INSERT INTO ").Ident(cols.Table).Raw(" (").Ident(cols.Code).Raw(", ").Ident(cols.CodeFold).Raw(", ").
-			Ident(cols.Name).Raw(", ").Ident(cols.NameFold).Raw(") VALUES (").
-			Arg(code).Raw(", ").Arg(casefold.Fold(code)).Raw(", ").Arg(name).Raw(", ").Arg(casefold.Fold(name)).Raw(")")
-		if d.Postgres() {
-			if err := queryOne(tx, s.Raw(" RETURNING ").Ident("id"), &id); err != nil {
-				return err
-			}
-		} else {
-			res, err := tx.ExecContext(ctx, s.String(), s.Args...)
-			if err != nil {
-				return err
-			}
-			last, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			id = int(last)
-		}
-		for col, v := range map[string]string{cols.CodeFold: code, cols.NameFold: name} {
-			if err := d.AddSubstrings(ctx, tx, cols.Table, col, []db.Folded{{ID: id, Value: casefold.Fold(v)}}); err != nil {
-				return err
-			}
-		}
-		return nil
+	table := d.Table(res)
+	row := record.Row{Values: table.Fields.Defaults()}
+	row.Values[table.Fields.Code] = record.Value{Str: code, Valid: true}
+	row.Values[table.Fields.Name] = record.Value{Str: name, Valid: true}
+	err := d.InTx(context.Background(), func(tx db.Tx) error {
+		rows := []record.Row{row}
+		err := table.Insert(context.Background(), tx, rows)
+		row.ID = rows[0].ID
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return row.ID
 }
 
 // indexed inserts records (code: name) with insertNamed.
@@ -115,7 +97,7 @@ func countFound(t *testing.T, d *db.DB, q string) int {
 	s := d.SQL().Raw("SELECT COUNT(*) FROM ")
 	db.NewSubstring(cols.Table, cols.NameFold, q).From(s, "g")
 	var n int
-	if err := queryOne(d.Read(), s, &n); err != nil {
+	if err := queryOne(d.Reader(), s, &n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -190,8 +172,12 @@ func TestSubstring_DeletingARecordTakesItsRows(t *testing.T) {
 			if got := found(t, d, "me"); !slices.Equal(got, []int{ids["K1"]}) {
 				t.Fatalf("after the delete the index finds %v, want only %d", got, ids["K1"])
 			}
-			if err := d.CheckSubstrings(context.Background()); err != nil {
-				t.Fatal(err)
+			for _, s := range d.Table(res).Structures() {
+				if strings.HasPrefix(s.Name(), "substring:") {
+					if err := s.Check(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 		})
 	}
@@ -279,72 +265,19 @@ func TestReindex_IndexesWhatWasWrittenWithoutTheIndex(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := d.CheckSubstrings(ctx); err == nil {
-				t.Fatal("CheckSubstrings finds nothing wrong with records that have no rows")
+			if err := d.Check(ctx); err == nil {
+				t.Fatal("Check finds nothing wrong with records that have no rows and were not counted")
 			}
-			if err := d.CheckIDBlocks(ctx); err == nil {
-				t.Fatal("CheckIDBlocks finds nothing wrong with records that were not counted")
-			}
-			if err := d.Reindex(ctx, true, nil); err != nil {
+			if err := d.Reindex(ctx, true, nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.CheckSubstrings(ctx); err != nil {
-				t.Fatalf("after the reindex: %v", err)
-			}
-			if err := d.CheckIDBlocks(ctx); err != nil {
+			if err := d.Check(ctx); err != nil {
 				t.Fatalf("after the reindex: %v", err)
 			}
 			for _, col := range cols.Search {
 				if !d.Trusted(ctx, cols.Table, db.SubstringStructure(col)) {
 					t.Errorf("the substring index of %s is not trusted after the reindex", col)
 				}
-			}
-		})
-	}
-}
-
-// What earlier versions searched with (SQLite's FTS5 index and its
-// triggers, PostgreSQL's pg_trgm indexes) is dropped by the migration:
-// otherwise every write would go on paying for it.
-func TestMigrate_DropsTheFullTextIndexesOfEarlierVersions(t *testing.T) {
-	for _, b := range dbtest.Backends(t) {
-		if b.Name == "mysql" {
-			continue // MySQL had none
-		}
-		t.Run(b.Name, func(t *testing.T) {
-			d, _ := b.Open(t)
-			ctx := context.Background()
-			fts := cols.Table + "_search"
-			trgm := cols.Table + "_" + cols.NameFold + "_trgm"
-			var stmts []string
-			var left string
-			if d.SQLite() {
-				stmts = []string{
-					"CREATE VIRTUAL TABLE `" + fts + "` USING fts5(`" + cols.NameFold + "`, content=`" + cols.Table + "`, content_rowid=`id`, tokenize='trigram')",
-					"CREATE TRIGGER `" + fts + "_insert` AFTER INSERT ON `" + cols.Table + "` BEGIN INSERT INTO `" + fts + "`(rowid, `" + cols.NameFold + "`) VALUES (new.`id`, new.`" + cols.NameFold + "`); END",
-				}
-				left = "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '" + fts + "%'"
-			} else {
-				stmts = []string{
-					"CREATE EXTENSION IF NOT EXISTS pg_trgm",
-					`CREATE INDEX "` + trgm + `" ON "` + cols.Table + `" USING gin ("` + cols.NameFold + `" gin_trgm_ops)`,
-				}
-				left = "SELECT COUNT(*) FROM pg_indexes WHERE indexname = '" + trgm + "'"
-			}
-			for _, stmt := range stmts {
-				if _, err := d.Write().ExecContext(ctx, stmt); err != nil {
-					t.Fatalf("%s: %v", stmt, err)
-				}
-			}
-			if err := d.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			var n int
-			if err := queryOne(d.Read(), d.SQL().Raw(left), &n); err != nil || n != 0 {
-				t.Fatalf("after the migration %d objects of the earlier index are left (%v)", n, err)
-			}
-			if _, err := insert(d, "after", nil); err != nil {
-				t.Fatalf("a write after the migration: %v", err)
 			}
 		})
 	}

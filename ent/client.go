@@ -17,6 +17,7 @@ import (
 	"personnel/ent/department"
 	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
+	"personnel/ent/replica"
 	"personnel/ent/user"
 
 	"entgo.io/ent"
@@ -44,6 +45,8 @@ type Client struct {
 	DerivedState *DerivedStateClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
+	// Replica is the client for interacting with the Replica builders.
+	Replica *ReplicaClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 }
@@ -63,6 +66,7 @@ func (c *Client) init() {
 	c.Department = NewDepartmentClient(c.config)
 	c.DerivedState = NewDerivedStateClient(c.config)
 	c.LoginFailure = NewLoginFailureClient(c.config)
+	c.Replica = NewReplicaClient(c.config)
 	c.User = NewUserClient(c.config)
 }
 
@@ -162,6 +166,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Department:   NewDepartmentClient(cfg),
 		DerivedState: NewDerivedStateClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
+		Replica:      NewReplicaClient(cfg),
 		User:         NewUserClient(cfg),
 	}, nil
 }
@@ -188,6 +193,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Department:   NewDepartmentClient(cfg),
 		DerivedState: NewDerivedStateClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
+		Replica:      NewReplicaClient(cfg),
 		User:         NewUserClient(cfg),
 	}, nil
 }
@@ -219,7 +225,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Area, c.AuthToken, c.CountSlot, c.Department, c.DerivedState, c.LoginFailure,
-		c.User,
+		c.Replica, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -230,7 +236,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Area, c.AuthToken, c.CountSlot, c.Department, c.DerivedState, c.LoginFailure,
-		c.User,
+		c.Replica, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -251,6 +257,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.DerivedState.mutate(ctx, m)
 	case *LoginFailureMutation:
 		return c.LoginFailure.mutate(ctx, m)
+	case *ReplicaMutation:
+		return c.Replica.mutate(ctx, m)
 	case *UserMutation:
 		return c.User.mutate(ctx, m)
 	default:
@@ -1136,6 +1144,139 @@ func (c *LoginFailureClient) mutate(ctx context.Context, m *LoginFailureMutation
 	}
 }
 
+// ReplicaClient is a client for the Replica schema.
+type ReplicaClient struct {
+	config
+}
+
+// NewReplicaClient returns a client for the Replica from the given config.
+func NewReplicaClient(c config) *ReplicaClient {
+	return &ReplicaClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `replica.Hooks(f(g(h())))`.
+func (c *ReplicaClient) Use(hooks ...Hook) {
+	c.hooks.Replica = append(c.hooks.Replica, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `replica.Intercept(f(g(h())))`.
+func (c *ReplicaClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Replica = append(c.inters.Replica, interceptors...)
+}
+
+// Create returns a builder for creating a Replica entity.
+func (c *ReplicaClient) Create() *ReplicaCreate {
+	mutation := newReplicaMutation(c.config, OpCreate)
+	return &ReplicaCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Replica entities.
+func (c *ReplicaClient) CreateBulk(builders ...*ReplicaCreate) *ReplicaCreateBulk {
+	return &ReplicaCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ReplicaClient) MapCreateBulk(slice any, setFunc func(*ReplicaCreate, int)) *ReplicaCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ReplicaCreateBulk{err: fmt.Errorf("calling to ReplicaClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ReplicaCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ReplicaCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Replica.
+func (c *ReplicaClient) Update() *ReplicaUpdate {
+	mutation := newReplicaMutation(c.config, OpUpdate)
+	return &ReplicaUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ReplicaClient) UpdateOne(_m *Replica) *ReplicaUpdateOne {
+	mutation := newReplicaMutation(c.config, OpUpdateOne, withReplica(_m))
+	return &ReplicaUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ReplicaClient) UpdateOneID(id int) *ReplicaUpdateOne {
+	mutation := newReplicaMutation(c.config, OpUpdateOne, withReplicaID(id))
+	return &ReplicaUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Replica.
+func (c *ReplicaClient) Delete() *ReplicaDelete {
+	mutation := newReplicaMutation(c.config, OpDelete)
+	return &ReplicaDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ReplicaClient) DeleteOne(_m *Replica) *ReplicaDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ReplicaClient) DeleteOneID(id int) *ReplicaDeleteOne {
+	builder := c.Delete().Where(replica.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ReplicaDeleteOne{builder}
+}
+
+// Query returns a query builder for Replica.
+func (c *ReplicaClient) Query() *ReplicaQuery {
+	return &ReplicaQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeReplica},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Replica entity by its id.
+func (c *ReplicaClient) Get(ctx context.Context, id int) (*Replica, error) {
+	return c.Query().Where(replica.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ReplicaClient) GetX(ctx context.Context, id int) *Replica {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ReplicaClient) Hooks() []Hook {
+	return c.hooks.Replica
+}
+
+// Interceptors returns the client interceptors.
+func (c *ReplicaClient) Interceptors() []Interceptor {
+	return c.inters.Replica
+}
+
+func (c *ReplicaClient) mutate(ctx context.Context, m *ReplicaMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ReplicaCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ReplicaUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ReplicaUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ReplicaDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Replica mutation op: %q", m.Op())
+	}
+}
+
 // UserClient is a client for the User schema.
 type UserClient struct {
 	config
@@ -1272,11 +1413,11 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure,
+		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure, Replica,
 		User []ent.Hook
 	}
 	inters struct {
-		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure,
+		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure, Replica,
 		User []ent.Interceptor
 	}
 )

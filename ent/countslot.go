@@ -21,9 +21,7 @@ type CountSlot struct {
 	// Slot holds the value of the "slot" field.
 	Slot int `json:"slot,omitempty"`
 	// Records holds the value of the "records" field.
-	Records int64 `json:"records,omitempty"`
-	// Trusted holds the value of the "trusted" field.
-	Trusted      int `json:"trusted,omitempty"`
+	Records      int64 `json:"records,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -32,7 +30,7 @@ func (*CountSlot) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case countslot.FieldID, countslot.FieldSlot, countslot.FieldRecords, countslot.FieldTrusted:
+		case countslot.FieldID, countslot.FieldSlot, countslot.FieldRecords:
 			values[i] = new(sql.NullInt64)
 		case countslot.FieldTableName:
 			values[i] = new(sql.NullString)
@@ -74,12 +72,6 @@ func (_m *CountSlot) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field records", values[i])
 			} else if value.Valid {
 				_m.Records = value.Int64
-			}
-		case countslot.FieldTrusted:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field trusted", values[i])
-			} else if value.Valid {
-				_m.Trusted = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -125,9 +117,6 @@ func (_m *CountSlot) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("records=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Records))
-	builder.WriteString(", ")
-	builder.WriteString("trusted=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Trusted))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -37,12 +37,6 @@ func (_c *CountSlotCreate) SetRecords(v int64) *CountSlotCreate {
 	return _c
 }
 
-// SetTrusted sets the "trusted" field.
-func (_c *CountSlotCreate) SetTrusted(v int) *CountSlotCreate {
-	_c.mutation.SetTrusted(v)
-	return _c
-}
-
 // Mutation returns the CountSlotMutation object of the builder.
 func (_c *CountSlotCreate) Mutation() *CountSlotMutation {
 	return _c.mutation
@@ -91,9 +85,6 @@ func (_c *CountSlotCreate) check() error {
 	if _, ok := _c.mutation.Records(); !ok {
 		return &ValidationError{Name: "records", err: errors.New(`ent: missing required field "CountSlot.records"`)}
 	}
-	if _, ok := _c.mutation.Trusted(); !ok {
-		return &ValidationError{Name: "trusted", err: errors.New(`ent: missing required field "CountSlot.trusted"`)}
-	}
 	return nil
 }
 
@@ -131,10 +122,6 @@ func (_c *CountSlotCreate) createSpec() (*CountSlot, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Records(); ok {
 		_spec.SetField(countslot.FieldRecords, field.TypeInt64, value)
 		_node.Records = value
-	}
-	if value, ok := _c.mutation.Trusted(); ok {
-		_spec.SetField(countslot.FieldTrusted, field.TypeInt, value)
-		_node.Trusted = value
 	}
 	return _node, _spec
 }

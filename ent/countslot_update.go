@@ -83,27 +83,6 @@ func (_u *CountSlotUpdate) AddRecords(v int64) *CountSlotUpdate {
 	return _u
 }
 
-// SetTrusted sets the "trusted" field.
-func (_u *CountSlotUpdate) SetTrusted(v int) *CountSlotUpdate {
-	_u.mutation.ResetTrusted()
-	_u.mutation.SetTrusted(v)
-	return _u
-}
-
-// SetNillableTrusted sets the "trusted" field if the given value is not nil.
-func (_u *CountSlotUpdate) SetNillableTrusted(v *int) *CountSlotUpdate {
-	if v != nil {
-		_u.SetTrusted(*v)
-	}
-	return _u
-}
-
-// AddTrusted adds value to the "trusted" field.
-func (_u *CountSlotUpdate) AddTrusted(v int) *CountSlotUpdate {
-	_u.mutation.AddTrusted(v)
-	return _u
-}
-
 // Mutation returns the CountSlotMutation object of the builder.
 func (_u *CountSlotUpdate) Mutation() *CountSlotMutation {
 	return _u.mutation
@@ -172,12 +151,6 @@ func (_u *CountSlotUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedRecords(); ok {
 		_spec.AddField(countslot.FieldRecords, field.TypeInt64, value)
-	}
-	if value, ok := _u.mutation.Trusted(); ok {
-		_spec.SetField(countslot.FieldTrusted, field.TypeInt, value)
-	}
-	if value, ok := _u.mutation.AddedTrusted(); ok {
-		_spec.AddField(countslot.FieldTrusted, field.TypeInt, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -252,27 +225,6 @@ func (_u *CountSlotUpdateOne) SetNillableRecords(v *int64) *CountSlotUpdateOne {
 // AddRecords adds value to the "records" field.
 func (_u *CountSlotUpdateOne) AddRecords(v int64) *CountSlotUpdateOne {
 	_u.mutation.AddRecords(v)
-	return _u
-}
-
-// SetTrusted sets the "trusted" field.
-func (_u *CountSlotUpdateOne) SetTrusted(v int) *CountSlotUpdateOne {
-	_u.mutation.ResetTrusted()
-	_u.mutation.SetTrusted(v)
-	return _u
-}
-
-// SetNillableTrusted sets the "trusted" field if the given value is not nil.
-func (_u *CountSlotUpdateOne) SetNillableTrusted(v *int) *CountSlotUpdateOne {
-	if v != nil {
-		_u.SetTrusted(*v)
-	}
-	return _u
-}
-
-// AddTrusted adds value to the "trusted" field.
-func (_u *CountSlotUpdateOne) AddTrusted(v int) *CountSlotUpdateOne {
-	_u.mutation.AddTrusted(v)
 	return _u
 }
 
@@ -374,12 +326,6 @@ func (_u *CountSlotUpdateOne) sqlSave(ctx context.Context) (_node *CountSlot, er
 	}
 	if value, ok := _u.mutation.AddedRecords(); ok {
 		_spec.AddField(countslot.FieldRecords, field.TypeInt64, value)
-	}
-	if value, ok := _u.mutation.Trusted(); ok {
-		_spec.SetField(countslot.FieldTrusted, field.TypeInt, value)
-	}
-	if value, ok := _u.mutation.AddedTrusted(); ok {
-		_spec.AddField(countslot.FieldTrusted, field.TypeInt, value)
 	}
 	_node = &CountSlot{config: _u.config}
 	_spec.Assign = _node.assignValues

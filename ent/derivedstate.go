@@ -21,7 +21,9 @@ type DerivedState struct {
 	// Structure holds the value of the "structure" field.
 	Structure string `json:"structure,omitempty"`
 	// Trusted holds the value of the "trusted" field.
-	Trusted      int `json:"trusted,omitempty"`
+	Trusted int `json:"trusted,omitempty"`
+	// Since holds the value of the "since" field.
+	Since        int `json:"since,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -30,7 +32,7 @@ func (*DerivedState) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case derivedstate.FieldID, derivedstate.FieldTrusted:
+		case derivedstate.FieldID, derivedstate.FieldTrusted, derivedstate.FieldSince:
 			values[i] = new(sql.NullInt64)
 		case derivedstate.FieldTableName, derivedstate.FieldStructure:
 			values[i] = new(sql.NullString)
@@ -72,6 +74,12 @@ func (_m *DerivedState) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field trusted", values[i])
 			} else if value.Valid {
 				_m.Trusted = int(value.Int64)
+			}
+		case derivedstate.FieldSince:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field since", values[i])
+			} else if value.Valid {
+				_m.Since = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -117,6 +125,9 @@ func (_m *DerivedState) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("trusted=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Trusted))
+	builder.WriteString(", ")
+	builder.WriteString("since=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Since))
 	builder.WriteByte(')')
 	return builder.String()
 }

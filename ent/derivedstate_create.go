@@ -37,6 +37,20 @@ func (_c *DerivedStateCreate) SetTrusted(v int) *DerivedStateCreate {
 	return _c
 }
 
+// SetSince sets the "since" field.
+func (_c *DerivedStateCreate) SetSince(v int) *DerivedStateCreate {
+	_c.mutation.SetSince(v)
+	return _c
+}
+
+// SetNillableSince sets the "since" field if the given value is not nil.
+func (_c *DerivedStateCreate) SetNillableSince(v *int) *DerivedStateCreate {
+	if v != nil {
+		_c.SetSince(*v)
+	}
+	return _c
+}
+
 // Mutation returns the DerivedStateMutation object of the builder.
 func (_c *DerivedStateCreate) Mutation() *DerivedStateMutation {
 	return _c.mutation
@@ -44,6 +58,7 @@ func (_c *DerivedStateCreate) Mutation() *DerivedStateMutation {
 
 // Save creates the DerivedState in the database.
 func (_c *DerivedStateCreate) Save(ctx context.Context) (*DerivedState, error) {
+	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -69,6 +84,14 @@ func (_c *DerivedStateCreate) ExecX(ctx context.Context) {
 	}
 }
 
+// defaults sets the default values of the builder before save.
+func (_c *DerivedStateCreate) defaults() {
+	if _, ok := _c.mutation.Since(); !ok {
+		v := derivedstate.DefaultSince
+		_c.mutation.SetSince(v)
+	}
+}
+
 // check runs all checks and user-defined validators on the builder.
 func (_c *DerivedStateCreate) check() error {
 	if _, ok := _c.mutation.TableName(); !ok {
@@ -89,6 +112,9 @@ func (_c *DerivedStateCreate) check() error {
 	}
 	if _, ok := _c.mutation.Trusted(); !ok {
 		return &ValidationError{Name: "trusted", err: errors.New(`ent: missing required field "DerivedState.trusted"`)}
+	}
+	if _, ok := _c.mutation.Since(); !ok {
+		return &ValidationError{Name: "since", err: errors.New(`ent: missing required field "DerivedState.since"`)}
 	}
 	return nil
 }
@@ -128,6 +154,10 @@ func (_c *DerivedStateCreate) createSpec() (*DerivedState, *sqlgraph.CreateSpec)
 		_spec.SetField(derivedstate.FieldTrusted, field.TypeInt, value)
 		_node.Trusted = value
 	}
+	if value, ok := _c.mutation.Since(); ok {
+		_spec.SetField(derivedstate.FieldSince, field.TypeInt, value)
+		_node.Since = value
+	}
 	return _node, _spec
 }
 
@@ -149,6 +179,7 @@ func (_c *DerivedStateCreateBulk) Save(ctx context.Context) ([]*DerivedState, er
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
+			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*DerivedStateMutation)
 				if !ok {

@@ -76,6 +76,27 @@ func (_u *DerivedStateUpdate) AddTrusted(v int) *DerivedStateUpdate {
 	return _u
 }
 
+// SetSince sets the "since" field.
+func (_u *DerivedStateUpdate) SetSince(v int) *DerivedStateUpdate {
+	_u.mutation.ResetSince()
+	_u.mutation.SetSince(v)
+	return _u
+}
+
+// SetNillableSince sets the "since" field if the given value is not nil.
+func (_u *DerivedStateUpdate) SetNillableSince(v *int) *DerivedStateUpdate {
+	if v != nil {
+		_u.SetSince(*v)
+	}
+	return _u
+}
+
+// AddSince adds value to the "since" field.
+func (_u *DerivedStateUpdate) AddSince(v int) *DerivedStateUpdate {
+	_u.mutation.AddSince(v)
+	return _u
+}
+
 // Mutation returns the DerivedStateMutation object of the builder.
 func (_u *DerivedStateUpdate) Mutation() *DerivedStateMutation {
 	return _u.mutation
@@ -147,6 +168,12 @@ func (_u *DerivedStateUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if value, ok := _u.mutation.AddedTrusted(); ok {
 		_spec.AddField(derivedstate.FieldTrusted, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.Since(); ok {
+		_spec.SetField(derivedstate.FieldSince, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedSince(); ok {
+		_spec.AddField(derivedstate.FieldSince, field.TypeInt, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{derivedstate.Label}
@@ -213,6 +240,27 @@ func (_u *DerivedStateUpdateOne) SetNillableTrusted(v *int) *DerivedStateUpdateO
 // AddTrusted adds value to the "trusted" field.
 func (_u *DerivedStateUpdateOne) AddTrusted(v int) *DerivedStateUpdateOne {
 	_u.mutation.AddTrusted(v)
+	return _u
+}
+
+// SetSince sets the "since" field.
+func (_u *DerivedStateUpdateOne) SetSince(v int) *DerivedStateUpdateOne {
+	_u.mutation.ResetSince()
+	_u.mutation.SetSince(v)
+	return _u
+}
+
+// SetNillableSince sets the "since" field if the given value is not nil.
+func (_u *DerivedStateUpdateOne) SetNillableSince(v *int) *DerivedStateUpdateOne {
+	if v != nil {
+		_u.SetSince(*v)
+	}
+	return _u
+}
+
+// AddSince adds value to the "since" field.
+func (_u *DerivedStateUpdateOne) AddSince(v int) *DerivedStateUpdateOne {
+	_u.mutation.AddSince(v)
 	return _u
 }
 
@@ -316,6 +364,12 @@ func (_u *DerivedStateUpdateOne) sqlSave(ctx context.Context) (_node *DerivedSta
 	}
 	if value, ok := _u.mutation.AddedTrusted(); ok {
 		_spec.AddField(derivedstate.FieldTrusted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Since(); ok {
+		_spec.SetField(derivedstate.FieldSince, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedSince(); ok {
+		_spec.AddField(derivedstate.FieldSince, field.TypeInt, value)
 	}
 	_node = &DerivedState{config: _u.config}
 	_spec.Assign = _node.assignValues

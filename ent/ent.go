@@ -12,6 +12,7 @@ import (
 	"personnel/ent/department"
 	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
+	"personnel/ent/replica"
 	"personnel/ent/user"
 	"reflect"
 	"sync"
@@ -85,6 +86,7 @@ func checkColumn(t, c string) error {
 			department.Table:   department.ValidColumn,
 			derivedstate.Table: derivedstate.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
+			replica.Table:      replica.ValidColumn,
 			user.Table:         user.ValidColumn,
 		})
 	})

@@ -17,9 +17,6 @@ func main() {
 			gen.FeatureLock,      // SELECT ... FOR UPDATE of users (the last active editor safeguard)
 			gen.FeatureExecQuery, // raw statements on a client or transaction (the resource store's SQL)
 		},
-		Templates: []*gen.Template{
-			gen.MustParse(gen.NewTemplate("resource").ParseFiles("template/resource.tmpl")),
-		},
 	})
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)

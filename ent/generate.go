@@ -5,3 +5,4 @@ package ent
 
 //go:generate go run ../cmd/resourcegen -resources ../config/resources.yaml -schema ./schema -registry ../server/resources_gen.go
 //go:generate go run -mod=mod entc.go
+//go:generate go run ../cmd/migrationgen -resources ../config/resources.yaml -dir ../db/migrations

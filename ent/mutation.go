@@ -13,6 +13,7 @@ import (
 	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
 	"personnel/ent/predicate"
+	"personnel/ent/replica"
 	"personnel/ent/user"
 	"sync"
 	"time"
@@ -36,6 +37,7 @@ const (
 	TypeDepartment   = "Department"
 	TypeDerivedState = "DerivedState"
 	TypeLoginFailure = "LoginFailure"
+	TypeReplica      = "Replica"
 	TypeUser         = "User"
 )
 
@@ -1301,8 +1303,6 @@ type CountSlotMutation struct {
 	addslot       *int
 	records       *int64
 	addrecords    *int64
-	trusted       *int
-	addtrusted    *int
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*CountSlot, error)
@@ -1555,62 +1555,6 @@ func (m *CountSlotMutation) ResetRecords() {
 	m.addrecords = nil
 }
 
-// SetTrusted sets the "trusted" field.
-func (m *CountSlotMutation) SetTrusted(i int) {
-	m.trusted = &i
-	m.addtrusted = nil
-}
-
-// Trusted returns the value of the "trusted" field in the mutation.
-func (m *CountSlotMutation) Trusted() (r int, exists bool) {
-	v := m.trusted
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldTrusted returns the old "trusted" field's value of the CountSlot entity.
-// If the CountSlot object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CountSlotMutation) OldTrusted(ctx context.Context) (v int, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldTrusted is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldTrusted requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldTrusted: %w", err)
-	}
-	return oldValue.Trusted, nil
-}
-
-// AddTrusted adds i to the "trusted" field.
-func (m *CountSlotMutation) AddTrusted(i int) {
-	if m.addtrusted != nil {
-		*m.addtrusted += i
-	} else {
-		m.addtrusted = &i
-	}
-}
-
-// AddedTrusted returns the value that was added to the "trusted" field in this mutation.
-func (m *CountSlotMutation) AddedTrusted() (r int, exists bool) {
-	v := m.addtrusted
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ResetTrusted resets all changes to the "trusted" field.
-func (m *CountSlotMutation) ResetTrusted() {
-	m.trusted = nil
-	m.addtrusted = nil
-}
-
 // Where appends a list predicates to the CountSlotMutation builder.
 func (m *CountSlotMutation) Where(ps ...predicate.CountSlot) {
 	m.predicates = append(m.predicates, ps...)
@@ -1645,7 +1589,7 @@ func (m *CountSlotMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CountSlotMutation) Fields() []string {
-	fields := make([]string, 0, 4)
+	fields := make([]string, 0, 3)
 	if m.table_name != nil {
 		fields = append(fields, countslot.FieldTableName)
 	}
@@ -1654,9 +1598,6 @@ func (m *CountSlotMutation) Fields() []string {
 	}
 	if m.records != nil {
 		fields = append(fields, countslot.FieldRecords)
-	}
-	if m.trusted != nil {
-		fields = append(fields, countslot.FieldTrusted)
 	}
 	return fields
 }
@@ -1672,8 +1613,6 @@ func (m *CountSlotMutation) Field(name string) (ent.Value, bool) {
 		return m.Slot()
 	case countslot.FieldRecords:
 		return m.Records()
-	case countslot.FieldTrusted:
-		return m.Trusted()
 	}
 	return nil, false
 }
@@ -1689,8 +1628,6 @@ func (m *CountSlotMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldSlot(ctx)
 	case countslot.FieldRecords:
 		return m.OldRecords(ctx)
-	case countslot.FieldTrusted:
-		return m.OldTrusted(ctx)
 	}
 	return nil, fmt.Errorf("unknown CountSlot field %s", name)
 }
@@ -1721,13 +1658,6 @@ func (m *CountSlotMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRecords(v)
 		return nil
-	case countslot.FieldTrusted:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetTrusted(v)
-		return nil
 	}
 	return fmt.Errorf("unknown CountSlot field %s", name)
 }
@@ -1742,9 +1672,6 @@ func (m *CountSlotMutation) AddedFields() []string {
 	if m.addrecords != nil {
 		fields = append(fields, countslot.FieldRecords)
 	}
-	if m.addtrusted != nil {
-		fields = append(fields, countslot.FieldTrusted)
-	}
 	return fields
 }
 
@@ -1757,8 +1684,6 @@ func (m *CountSlotMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedSlot()
 	case countslot.FieldRecords:
 		return m.AddedRecords()
-	case countslot.FieldTrusted:
-		return m.AddedTrusted()
 	}
 	return nil, false
 }
@@ -1781,13 +1706,6 @@ func (m *CountSlotMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddRecords(v)
-		return nil
-	case countslot.FieldTrusted:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddTrusted(v)
 		return nil
 	}
 	return fmt.Errorf("unknown CountSlot numeric field %s", name)
@@ -1824,9 +1742,6 @@ func (m *CountSlotMutation) ResetField(name string) error {
 		return nil
 	case countslot.FieldRecords:
 		m.ResetRecords()
-		return nil
-	case countslot.FieldTrusted:
-		m.ResetTrusted()
 		return nil
 	}
 	return fmt.Errorf("unknown CountSlot field %s", name)
@@ -2596,6 +2511,8 @@ type DerivedStateMutation struct {
 	structure     *string
 	trusted       *int
 	addtrusted    *int
+	since         *int
+	addsince      *int
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*DerivedState, error)
@@ -2828,6 +2745,62 @@ func (m *DerivedStateMutation) ResetTrusted() {
 	m.addtrusted = nil
 }
 
+// SetSince sets the "since" field.
+func (m *DerivedStateMutation) SetSince(i int) {
+	m.since = &i
+	m.addsince = nil
+}
+
+// Since returns the value of the "since" field in the mutation.
+func (m *DerivedStateMutation) Since() (r int, exists bool) {
+	v := m.since
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSince returns the old "since" field's value of the DerivedState entity.
+// If the DerivedState object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DerivedStateMutation) OldSince(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSince is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSince requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSince: %w", err)
+	}
+	return oldValue.Since, nil
+}
+
+// AddSince adds i to the "since" field.
+func (m *DerivedStateMutation) AddSince(i int) {
+	if m.addsince != nil {
+		*m.addsince += i
+	} else {
+		m.addsince = &i
+	}
+}
+
+// AddedSince returns the value that was added to the "since" field in this mutation.
+func (m *DerivedStateMutation) AddedSince() (r int, exists bool) {
+	v := m.addsince
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSince resets all changes to the "since" field.
+func (m *DerivedStateMutation) ResetSince() {
+	m.since = nil
+	m.addsince = nil
+}
+
 // Where appends a list predicates to the DerivedStateMutation builder.
 func (m *DerivedStateMutation) Where(ps ...predicate.DerivedState) {
 	m.predicates = append(m.predicates, ps...)
@@ -2862,7 +2835,7 @@ func (m *DerivedStateMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *DerivedStateMutation) Fields() []string {
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 4)
 	if m.table_name != nil {
 		fields = append(fields, derivedstate.FieldTableName)
 	}
@@ -2871,6 +2844,9 @@ func (m *DerivedStateMutation) Fields() []string {
 	}
 	if m.trusted != nil {
 		fields = append(fields, derivedstate.FieldTrusted)
+	}
+	if m.since != nil {
+		fields = append(fields, derivedstate.FieldSince)
 	}
 	return fields
 }
@@ -2886,6 +2862,8 @@ func (m *DerivedStateMutation) Field(name string) (ent.Value, bool) {
 		return m.Structure()
 	case derivedstate.FieldTrusted:
 		return m.Trusted()
+	case derivedstate.FieldSince:
+		return m.Since()
 	}
 	return nil, false
 }
@@ -2901,6 +2879,8 @@ func (m *DerivedStateMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldStructure(ctx)
 	case derivedstate.FieldTrusted:
 		return m.OldTrusted(ctx)
+	case derivedstate.FieldSince:
+		return m.OldSince(ctx)
 	}
 	return nil, fmt.Errorf("unknown DerivedState field %s", name)
 }
@@ -2931,6 +2911,13 @@ func (m *DerivedStateMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTrusted(v)
 		return nil
+	case derivedstate.FieldSince:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSince(v)
+		return nil
 	}
 	return fmt.Errorf("unknown DerivedState field %s", name)
 }
@@ -2942,6 +2929,9 @@ func (m *DerivedStateMutation) AddedFields() []string {
 	if m.addtrusted != nil {
 		fields = append(fields, derivedstate.FieldTrusted)
 	}
+	if m.addsince != nil {
+		fields = append(fields, derivedstate.FieldSince)
+	}
 	return fields
 }
 
@@ -2952,6 +2942,8 @@ func (m *DerivedStateMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case derivedstate.FieldTrusted:
 		return m.AddedTrusted()
+	case derivedstate.FieldSince:
+		return m.AddedSince()
 	}
 	return nil, false
 }
@@ -2967,6 +2959,13 @@ func (m *DerivedStateMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddTrusted(v)
+		return nil
+	case derivedstate.FieldSince:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSince(v)
 		return nil
 	}
 	return fmt.Errorf("unknown DerivedState numeric field %s", name)
@@ -3003,6 +3002,9 @@ func (m *DerivedStateMutation) ResetField(name string) error {
 		return nil
 	case derivedstate.FieldTrusted:
 		m.ResetTrusted()
+		return nil
+	case derivedstate.FieldSince:
+		m.ResetSince()
 		return nil
 	}
 	return fmt.Errorf("unknown DerivedState field %s", name)
@@ -3434,6 +3436,650 @@ func (m *LoginFailureMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *LoginFailureMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown LoginFailure edge %s", name)
+}
+
+// ReplicaMutation represents an operation that mutates the Replica nodes in the graph.
+type ReplicaMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int
+	name              *string
+	version           *string
+	schema_version    *int
+	addschema_version *int
+	started_at        *int64
+	addstarted_at     *int64
+	seen_at           *int64
+	addseen_at        *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*Replica, error)
+	predicates        []predicate.Replica
+}
+
+var _ ent.Mutation = (*ReplicaMutation)(nil)
+
+// replicaOption allows management of the mutation configuration using functional options.
+type replicaOption func(*ReplicaMutation)
+
+// newReplicaMutation creates new mutation for the Replica entity.
+func newReplicaMutation(c config, op Op, opts ...replicaOption) *ReplicaMutation {
+	m := &ReplicaMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeReplica,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withReplicaID sets the ID field of the mutation.
+func withReplicaID(id int) replicaOption {
+	return func(m *ReplicaMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Replica
+		)
+		m.oldValue = func(ctx context.Context) (*Replica, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Replica.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withReplica sets the old Replica of the mutation.
+func withReplica(node *Replica) replicaOption {
+	return func(m *ReplicaMutation) {
+		m.oldValue = func(context.Context) (*Replica, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ReplicaMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ReplicaMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ReplicaMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ReplicaMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Replica.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *ReplicaMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ReplicaMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Replica entity.
+// If the Replica object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReplicaMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ReplicaMutation) ResetName() {
+	m.name = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *ReplicaMutation) SetVersion(s string) {
+	m.version = &s
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *ReplicaMutation) Version() (r string, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the Replica entity.
+// If the Replica object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReplicaMutation) OldVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *ReplicaMutation) ResetVersion() {
+	m.version = nil
+}
+
+// SetSchemaVersion sets the "schema_version" field.
+func (m *ReplicaMutation) SetSchemaVersion(i int) {
+	m.schema_version = &i
+	m.addschema_version = nil
+}
+
+// SchemaVersion returns the value of the "schema_version" field in the mutation.
+func (m *ReplicaMutation) SchemaVersion() (r int, exists bool) {
+	v := m.schema_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSchemaVersion returns the old "schema_version" field's value of the Replica entity.
+// If the Replica object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReplicaMutation) OldSchemaVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSchemaVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSchemaVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSchemaVersion: %w", err)
+	}
+	return oldValue.SchemaVersion, nil
+}
+
+// AddSchemaVersion adds i to the "schema_version" field.
+func (m *ReplicaMutation) AddSchemaVersion(i int) {
+	if m.addschema_version != nil {
+		*m.addschema_version += i
+	} else {
+		m.addschema_version = &i
+	}
+}
+
+// AddedSchemaVersion returns the value that was added to the "schema_version" field in this mutation.
+func (m *ReplicaMutation) AddedSchemaVersion() (r int, exists bool) {
+	v := m.addschema_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSchemaVersion resets all changes to the "schema_version" field.
+func (m *ReplicaMutation) ResetSchemaVersion() {
+	m.schema_version = nil
+	m.addschema_version = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *ReplicaMutation) SetStartedAt(i int64) {
+	m.started_at = &i
+	m.addstarted_at = nil
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *ReplicaMutation) StartedAt() (r int64, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the Replica entity.
+// If the Replica object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReplicaMutation) OldStartedAt(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// AddStartedAt adds i to the "started_at" field.
+func (m *ReplicaMutation) AddStartedAt(i int64) {
+	if m.addstarted_at != nil {
+		*m.addstarted_at += i
+	} else {
+		m.addstarted_at = &i
+	}
+}
+
+// AddedStartedAt returns the value that was added to the "started_at" field in this mutation.
+func (m *ReplicaMutation) AddedStartedAt() (r int64, exists bool) {
+	v := m.addstarted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *ReplicaMutation) ResetStartedAt() {
+	m.started_at = nil
+	m.addstarted_at = nil
+}
+
+// SetSeenAt sets the "seen_at" field.
+func (m *ReplicaMutation) SetSeenAt(i int64) {
+	m.seen_at = &i
+	m.addseen_at = nil
+}
+
+// SeenAt returns the value of the "seen_at" field in the mutation.
+func (m *ReplicaMutation) SeenAt() (r int64, exists bool) {
+	v := m.seen_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeenAt returns the old "seen_at" field's value of the Replica entity.
+// If the Replica object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReplicaMutation) OldSeenAt(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeenAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeenAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeenAt: %w", err)
+	}
+	return oldValue.SeenAt, nil
+}
+
+// AddSeenAt adds i to the "seen_at" field.
+func (m *ReplicaMutation) AddSeenAt(i int64) {
+	if m.addseen_at != nil {
+		*m.addseen_at += i
+	} else {
+		m.addseen_at = &i
+	}
+}
+
+// AddedSeenAt returns the value that was added to the "seen_at" field in this mutation.
+func (m *ReplicaMutation) AddedSeenAt() (r int64, exists bool) {
+	v := m.addseen_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeenAt resets all changes to the "seen_at" field.
+func (m *ReplicaMutation) ResetSeenAt() {
+	m.seen_at = nil
+	m.addseen_at = nil
+}
+
+// Where appends a list predicates to the ReplicaMutation builder.
+func (m *ReplicaMutation) Where(ps ...predicate.Replica) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ReplicaMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ReplicaMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Replica, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ReplicaMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ReplicaMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Replica).
+func (m *ReplicaMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ReplicaMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.name != nil {
+		fields = append(fields, replica.FieldName)
+	}
+	if m.version != nil {
+		fields = append(fields, replica.FieldVersion)
+	}
+	if m.schema_version != nil {
+		fields = append(fields, replica.FieldSchemaVersion)
+	}
+	if m.started_at != nil {
+		fields = append(fields, replica.FieldStartedAt)
+	}
+	if m.seen_at != nil {
+		fields = append(fields, replica.FieldSeenAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ReplicaMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case replica.FieldName:
+		return m.Name()
+	case replica.FieldVersion:
+		return m.Version()
+	case replica.FieldSchemaVersion:
+		return m.SchemaVersion()
+	case replica.FieldStartedAt:
+		return m.StartedAt()
+	case replica.FieldSeenAt:
+		return m.SeenAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ReplicaMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case replica.FieldName:
+		return m.OldName(ctx)
+	case replica.FieldVersion:
+		return m.OldVersion(ctx)
+	case replica.FieldSchemaVersion:
+		return m.OldSchemaVersion(ctx)
+	case replica.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case replica.FieldSeenAt:
+		return m.OldSeenAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Replica field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReplicaMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case replica.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case replica.FieldVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case replica.FieldSchemaVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSchemaVersion(v)
+		return nil
+	case replica.FieldStartedAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case replica.FieldSeenAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeenAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Replica field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ReplicaMutation) AddedFields() []string {
+	var fields []string
+	if m.addschema_version != nil {
+		fields = append(fields, replica.FieldSchemaVersion)
+	}
+	if m.addstarted_at != nil {
+		fields = append(fields, replica.FieldStartedAt)
+	}
+	if m.addseen_at != nil {
+		fields = append(fields, replica.FieldSeenAt)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ReplicaMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case replica.FieldSchemaVersion:
+		return m.AddedSchemaVersion()
+	case replica.FieldStartedAt:
+		return m.AddedStartedAt()
+	case replica.FieldSeenAt:
+		return m.AddedSeenAt()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReplicaMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case replica.FieldSchemaVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSchemaVersion(v)
+		return nil
+	case replica.FieldStartedAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStartedAt(v)
+		return nil
+	case replica.FieldSeenAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeenAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Replica numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ReplicaMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ReplicaMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ReplicaMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Replica nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ReplicaMutation) ResetField(name string) error {
+	switch name {
+	case replica.FieldName:
+		m.ResetName()
+		return nil
+	case replica.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case replica.FieldSchemaVersion:
+		m.ResetSchemaVersion()
+		return nil
+	case replica.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case replica.FieldSeenAt:
+		m.ResetSeenAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Replica field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ReplicaMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ReplicaMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ReplicaMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ReplicaMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ReplicaMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ReplicaMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ReplicaMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Replica unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ReplicaMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Replica edge %s", name)
 }
 
 // UserMutation represents an operation that mutates the User nodes in the graph.

@@ -7,6 +7,7 @@ import (
 	"personnel/ent/countslot"
 	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
+	"personnel/ent/replica"
 	"personnel/ent/schema"
 	"personnel/ent/user"
 	"time"
@@ -46,12 +47,26 @@ func init() {
 	derivedstateDescStructure := derivedstateFields[1].Descriptor()
 	// derivedstate.StructureValidator is a validator for the "structure" field. It is called by the builders before save.
 	derivedstate.StructureValidator = derivedstateDescStructure.Validators[0].(func(string) error)
+	// derivedstateDescSince is the schema descriptor for since field.
+	derivedstateDescSince := derivedstateFields[3].Descriptor()
+	// derivedstate.DefaultSince holds the default value on creation for the since field.
+	derivedstate.DefaultSince = derivedstateDescSince.Default.(int)
 	loginfailureFields := schema.LoginFailure{}.Fields()
 	_ = loginfailureFields
 	// loginfailureDescSubject is the schema descriptor for subject field.
 	loginfailureDescSubject := loginfailureFields[0].Descriptor()
 	// loginfailure.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
 	loginfailure.SubjectValidator = loginfailureDescSubject.Validators[0].(func(string) error)
+	replicaFields := schema.Replica{}.Fields()
+	_ = replicaFields
+	// replicaDescName is the schema descriptor for name field.
+	replicaDescName := replicaFields[0].Descriptor()
+	// replica.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	replica.NameValidator = replicaDescName.Validators[0].(func(string) error)
+	// replicaDescVersion is the schema descriptor for version field.
+	replicaDescVersion := replicaFields[1].Descriptor()
+	// replica.VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	replica.VersionValidator = replicaDescVersion.Validators[0].(func(string) error)
 	userFields := schema.User{}.Fields()
 	_ = userFields
 	// userDescUsername is the schema descriptor for username field.

@@ -26,6 +26,8 @@ type Tx struct {
 	DerivedState *DerivedStateClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
+	// Replica is the client for interacting with the Replica builders.
+	Replica *ReplicaClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 
@@ -165,6 +167,7 @@ func (tx *Tx) init() {
 	tx.Department = NewDepartmentClient(tx.config)
 	tx.DerivedState = NewDerivedStateClient(tx.config)
 	tx.LoginFailure = NewLoginFailureClient(tx.config)
+	tx.Replica = NewReplicaClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 }
 

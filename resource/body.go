@@ -12,6 +12,7 @@ import (
 
 	"personnel/apierror"
 	"personnel/jsonbody"
+	"personnel/record"
 )
 
 // Mode is what a body is for, which decides the fields it must give.
@@ -26,8 +27,8 @@ const (
 
 // Input is a validated request body: a value for each field given.
 type Input struct {
-	Given  []bool  // by field index
-	Values []Value // by field index; meaningful where Given
+	Given  []bool         // by field index
+	Values []record.Value // by field index; meaningful where Given
 }
 
 // Messages of Django REST Framework, which clients of the original API know.
@@ -54,7 +55,7 @@ func msgNoSuchParent(pk string) string {
 // Members the resource does not have (id among them) are ignored. Every
 // invalid field is reported, in one 400.
 func (r *Resource) DecodeInput(m map[string]json.RawMessage, mode Mode) (Input, error) {
-	in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]Value, len(r.fields.List))}
+	in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]record.Value, len(r.fields.List))}
 	var errs []apierror.FieldError
 	for i := range r.fields.List {
 		f := &r.fields.List[i]
@@ -79,48 +80,48 @@ func (r *Resource) DecodeInput(m map[string]json.RawMessage, mode Mode) (Input, 
 }
 
 // decodeValue validates one member against its field.
-func decodeValue(f *Field, raw json.RawMessage) (Value, string) {
+func decodeValue(f *record.Field, raw json.RawMessage) (record.Value, string) {
 	if string(raw) == "null" {
 		if !f.Nullable {
-			return Value{}, msgNull
+			return record.Value{}, msgNull
 		}
-		return Value{}, ""
+		return record.Value{}, ""
 	}
 	switch f.Kind {
-	case KindText:
+	case record.KindText:
 		return decodeText(f, raw)
-	case KindChoice:
+	case record.KindChoice:
 		s, isString := jsonString(raw)
 		if !isString || !slices.Contains(f.Choices, s) {
 			shown := s
 			if !isString {
 				shown = string(raw)
 			}
-			return Value{}, fmt.Sprintf("%q is not a valid choice.", shown)
+			return record.Value{}, fmt.Sprintf("%q is not a valid choice.", shown)
 		}
-		return Value{Str: s, Valid: true}, ""
-	case KindInteger:
+		return record.Value{Str: s, Valid: true}, ""
+	case record.KindInteger:
 		return decodeInteger(f, raw)
-	case KindBoolean:
+	case record.KindBoolean:
 		b, ok := boolValue(raw)
 		if !ok {
-			return Value{}, msgBoolean
+			return record.Value{}, msgBoolean
 		}
 		return b, ""
-	case KindDate:
+	case record.KindDate:
 		s, isString := jsonString(raw)
 		if !isString {
-			return Value{}, msgDateFormat
+			return record.Value{}, msgDateFormat
 		}
 		d, ok := parseDate(s)
 		if !ok {
-			return Value{}, msgDateFormat
+			return record.Value{}, msgDateFormat
 		}
 		return d, ""
-	case KindParent:
+	case record.KindParent:
 		return decodeParent(raw)
 	}
-	return Value{}, "Unsupported field."
+	return record.Value{}, "Unsupported field."
 }
 
 // jsonString decodes raw when it is a JSON string.
@@ -137,25 +138,25 @@ func jsonString(raw json.RawMessage) (string, bool) {
 
 // decodeText validates text: a JSON string, trimmed of white space, not
 // blank unless the field is optional, without NUL, within the limit.
-func decodeText(f *Field, raw json.RawMessage) (Value, string) {
+func decodeText(f *record.Field, raw json.RawMessage) (record.Value, string) {
 	s, ok := jsonString(raw)
 	if !ok {
-		return Value{}, msgNotString
+		return record.Value{}, msgNotString
 	}
 	if r, lone := loneSurrogate(raw); lone {
 		// encoding/json would quietly store U+FFFD instead.
-		return Value{}, fmt.Sprintf("Surrogate characters are not allowed: U+%X.", r)
+		return record.Value{}, fmt.Sprintf("Surrogate characters are not allowed: U+%X.", r)
 	}
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "" && !f.Nullable:
-		return Value{}, msgBlank
+		return record.Value{}, msgBlank
 	case strings.IndexByte(s, 0) >= 0:
-		return Value{}, msgNulChar
+		return record.Value{}, msgNulChar
 	case utf8.RuneCountInString(s) > f.MaxLen:
-		return Value{}, msgTooLong(f.MaxLen)
+		return record.Value{}, msgTooLong(f.MaxLen)
 	}
-	return Value{Str: s, Valid: true}, ""
+	return record.Value{Str: s, Valid: true}, ""
 }
 
 // loneSurrogate finds a \uXXXX escape in a JSON string that is half of a
@@ -194,60 +195,60 @@ func loneSurrogate(raw json.RawMessage) (rune, bool) {
 
 // decodeInteger accepts what Django REST Framework's IntegerField does: a
 // JSON integer, a number with a zero fraction, or a string of them.
-func decodeInteger(f *Field, raw json.RawMessage) (Value, string) {
+func decodeInteger(f *record.Field, raw json.RawMessage) (record.Value, string) {
 	text := string(raw)
 	if s, ok := jsonString(raw); ok {
 		text = strings.TrimSpace(s)
 	} else if raw[0] == 't' || raw[0] == 'f' || raw[0] == '{' || raw[0] == '[' {
-		return Value{}, msgInteger
+		return record.Value{}, msgInteger
 	}
 	if i := strings.IndexByte(text, '.'); i >= 0 && strings.Trim(text[i+1:], "0") == "" {
 		text = text[:i]
 	}
 	n, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
-		return Value{}, msgInteger
+		return record.Value{}, msgInteger
 	}
 	switch {
 	case f.Min != nil && n < *f.Min:
-		return Value{}, fmt.Sprintf("Ensure this value is greater than or equal to %d.", *f.Min)
+		return record.Value{}, fmt.Sprintf("Ensure this value is greater than or equal to %d.", *f.Min)
 	case f.Max != nil && n > *f.Max:
-		return Value{}, fmt.Sprintf("Ensure this value is less than or equal to %d.", *f.Max)
+		return record.Value{}, fmt.Sprintf("Ensure this value is less than or equal to %d.", *f.Max)
 	}
-	return Value{Int: n, Valid: true}, ""
+	return record.Value{Int: n, Valid: true}, ""
 }
 
 // boolValue accepts what Django REST Framework's BooleanField does.
-func boolValue(raw json.RawMessage) (Value, bool) {
+func boolValue(raw json.RawMessage) (record.Value, bool) {
 	text := string(raw)
 	if s, ok := jsonString(raw); ok {
 		text = s
 	}
 	switch text {
 	case "true", "True", "TRUE", "1", "yes", "Yes", "YES", "on", "On", "ON", "t", "T", "y", "Y":
-		return Value{Int: 1, Valid: true}, true
+		return record.Value{Int: 1, Valid: true}, true
 	case "false", "False", "FALSE", "0", "no", "No", "NO", "off", "Off", "OFF", "f", "F", "n", "N":
-		return Value{Valid: true}, true
+		return record.Value{Valid: true}, true
 	}
-	return Value{}, false
+	return record.Value{}, false
 }
 
 // parseDate parses YYYY-MM-DD, a real calendar date.
-func parseDate(s string) (Value, bool) {
+func parseDate(s string) (record.Value, bool) {
 	if len(s) != len(time.DateOnly) {
-		return Value{}, false
+		return record.Value{}, false
 	}
 	if _, err := time.Parse(time.DateOnly, s); err != nil {
-		return Value{}, false
+		return record.Value{}, false
 	}
-	return Value{Str: s, Valid: true}, true
+	return record.Value{Str: s, Valid: true}, true
 }
 
 // decodeParent validates a parent: a JSON integer, or a string of ASCII
 // digits. Anything else (3.0, "+3", " 3 ", "", true, an object) is the
 // wrong type. An integer no record can have (0, negative, too large) is
 // reported as missing without asking the database.
-func decodeParent(raw json.RawMessage) (Value, string) {
+func decodeParent(raw json.RawMessage) (record.Value, string) {
 	s := string(raw)
 	wrongType := "Incorrect type. Expected pk value, received " + jsonbody.TypeName(raw) + "."
 	digits := s
@@ -255,15 +256,15 @@ func decodeParent(raw json.RawMessage) (Value, string) {
 	case strings.HasPrefix(s, `"`):
 		str, ok := jsonString(raw)
 		if !ok || str == "" || strings.Trim(str, "0123456789") != "" {
-			return Value{}, wrongType
+			return record.Value{}, wrongType
 		}
 		digits = str
 	case jsonbody.TypeName(raw) != "int":
-		return Value{}, wrongType
+		return record.Value{}, wrongType
 	}
 	id, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || id < 1 || id > math.MaxInt {
-		return Value{}, msgNoSuchParent(digits)
+		return record.Value{}, msgNoSuchParent(digits)
 	}
-	return Value{Int: id, Valid: true}, ""
+	return record.Value{Int: id, Valid: true}, ""
 }

@@ -76,7 +76,7 @@ func (c *countCache) put(key string, changes int64, n int) {
 // numbered reports whether the table's change number may vouch for kept
 // counts.
 func (r *Resource) numbered(ctx context.Context) bool {
-	return r.db.Trusted(ctx, r.desc.Table, db.ChangeStructure)
+	return r.db.Trusted(ctx, r.desc.Table, db.CountStructure)
 }
 
 // state is what one statement reads of the table as it is now: its change
@@ -89,10 +89,10 @@ type state struct {
 // readState reads the table's change number and size, in one statement.
 func (r *Resource) readState(ctx context.Context) (state, error) {
 	q := r.newSQL().Raw("SELECT ")
-	r.db.ChangeNumber(q, r.desc.Table).Raw(", ")
-	r.db.KeptCount(q, r.desc.Table)
+	r.table.ChangeNumber(q).Raw(", ")
+	r.table.KeptCount(q)
 	var st state
-	err := db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, &st.changes, &st.total)
+	err := db.QueryRow(ctx, r.db.Reader(), q.String(), q.Args, &st.changes, &st.total)
 	st.total = orLarge(st.total)
 	return st, err
 }
@@ -116,7 +116,7 @@ func (r *Resource) keptAt(key string, now int64) (int, bool) {
 // that would otherwise have counted.
 func (r *Resource) keptUnless(q *db.SQL, changes int64) {
 	q.Raw("CASE WHEN ")
-	r.db.ChangeNumber(q, r.desc.Table).Raw(" = ").Arg(changes).Raw(" THEN -1 ELSE ")
+	r.table.ChangeNumber(q).Raw(" = ").Arg(changes).Raw(" THEN -1 ELSE ")
 }
 
 // filtersKey names what the count of a list with filters fs counts.

@@ -16,6 +16,7 @@ import (
 	"personnel/apierror"
 	"personnel/config"
 	"personnel/jsonbody"
+	"personnel/record"
 )
 
 // fuzzResource is a resource with a field of every kind, and no database:
@@ -142,7 +143,7 @@ func FuzzDecodeInput(f *testing.F) {
 				t.Fatalf("DecodeInput(%q) = %v: want a 400 with field errors", body, err)
 			}
 			for _, fe := range ae.Fields {
-				if (fe.Field != "non_field_errors" && r.fields.byKey(fe.Field) < 0) || fe.Msg == "" {
+				if (fe.Field != "non_field_errors" && r.fields.ByKey(fe.Field) < 0) || fe.Msg == "" {
 					t.Fatalf("DecodeInput(%q): field error %+v", body, fe)
 				}
 			}
@@ -174,7 +175,7 @@ func FuzzDecodeInput(f *testing.F) {
 }
 
 // checkValue fails when v breaks a rule of f.
-func checkValue(t *testing.T, body []byte, f *Field, v Value) {
+func checkValue(t *testing.T, body []byte, f *record.Field, v record.Value) {
 	t.Helper()
 	if !v.Valid {
 		if !f.Nullable {
@@ -184,19 +185,19 @@ func checkValue(t *testing.T, body []byte, f *Field, v Value) {
 	}
 	bad := false
 	switch f.Kind {
-	case KindText:
+	case record.KindText:
 		bad = (v.Str == "" && !f.Nullable) || strings.TrimSpace(v.Str) != v.Str || strings.ContainsRune(v.Str, 0) ||
 			utf8.RuneCountInString(v.Str) > f.MaxLen || !utf8.ValidString(v.Str)
-	case KindChoice:
+	case record.KindChoice:
 		bad = !slices.Contains(f.Choices, v.Str)
-	case KindInteger:
+	case record.KindInteger:
 		bad = f.Min != nil && v.Int < *f.Min || f.Max != nil && v.Int > *f.Max
-	case KindBoolean:
+	case record.KindBoolean:
 		bad = v.Int != 0 && v.Int != 1
-	case KindDate:
+	case record.KindDate:
 		_, err := time.Parse(time.DateOnly, v.Str)
 		bad = err != nil
-	case KindParent:
+	case record.KindParent:
 		bad = v.Int < 1 || v.Int > math.MaxInt
 	}
 	if bad {

@@ -8,6 +8,7 @@ import (
 
 	"personnel/apierror"
 	"personnel/db"
+	"personnel/record"
 )
 
 // MaxDepth bounds every recursive query. Cycles cannot exist, but a bound
@@ -58,7 +59,7 @@ func newSubtreeSource(r *Resource, sc *scope, desc bool) subtreeSource {
 	return subtreeSource{r: r, sc: sc, desc: desc, total: &total}
 }
 
-func (s subtreeSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
+func (s subtreeSource) fetch(ctx context.Context, limit, offset int) ([]record.Row, error) {
 	r := s.r
 	dir := " ASC"
 	if s.desc {
@@ -76,7 +77,7 @@ func (s subtreeSource) count(ctx context.Context) (int, error) {
 	}
 	var n int
 	q := s.r.newSQL().Stmt(s.sc.with, s.sc.args...).Raw(" SELECT COUNT(*) FROM ").Ident("subtree")
-	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
+	err := db.QueryRow(ctx, s.r.db.Reader(), q.String(), q.Args, &n)
 	return n, err
 }
 
@@ -97,7 +98,7 @@ func (s closureSource) below(q *db.SQL) *db.SQL {
 		Raw(" AND ").Ident("depth").Raw(" > 0")
 }
 
-func (s closureSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
+func (s closureSource) fetch(ctx context.Context, limit, offset int) ([]record.Row, error) {
 	r := s.r
 	dir := " ASC"
 	if s.desc {
@@ -112,21 +113,21 @@ func (s closureSource) count(ctx context.Context) (int, error) {
 	var n int
 	table := s.r.desc.Table
 	q := s.r.newSQL()
-	if s.r.db.Trusted(ctx, table, db.SubtreeCountStructure) {
+	if s.r.db.Trusted(ctx, table, db.ClosureStructure) {
 		q.Raw("SELECT COALESCE(SUM(").Ident("records").Raw("), 0) FROM ").Ident(db.SubtreeCountTable(table)).
 			Raw(" WHERE ").Ident("ancestor").Raw(" = ").Arg(s.id)
 	} else {
 		s.below(q.Raw("SELECT COUNT(*) FROM "))
 	}
-	err := db.QueryRow(ctx, s.r.db.Read(), q.String(), q.Args, &n)
+	err := db.QueryRow(ctx, s.r.db.Reader(), q.String(), q.Args, &n)
 	return n, err
 }
 
 // pageByID runs q, whose rows are ids in page order (each followed by the
 // columns scanned into more), then reads those records in the same order
 // (dir " ASC" or " DESC").
-func (r *Resource) pageByID(ctx context.Context, q *db.SQL, dir string, more ...any) ([]Row, error) {
-	rows, err := r.db.Read().QueryContext(ctx, q.String(), q.Args...)
+func (r *Resource) pageByID(ctx context.Context, q *db.SQL, dir string, more ...any) ([]record.Row, error) {
+	rows, err := r.db.Reader().Query(ctx, q.String(), q.Args...)
 	if err != nil {
 		return nil, err
 	}
@@ -147,17 +148,17 @@ func (r *Resource) pageByID(ctx context.Context, q *db.SQL, dir string, more ...
 }
 
 // rowsByID reads the records ids, in id order (dir " ASC" or " DESC").
-func (r *Resource) rowsByID(ctx context.Context, ids []any, dir string) ([]Row, error) {
+func (r *Resource) rowsByID(ctx context.Context, ids []any, dir string) ([]record.Row, error) {
 	page := r.newSQL()
 	r.selectRows(page)
 	page.Raw(" WHERE ").Col("r", "id").Raw(" IN (")
 	page.List(len(ids), func(i int) { page.Arg(ids[i]) })
 	page.Raw(") ORDER BY ").Col("r", "id").Raw(dir)
-	return r.query(ctx, r.db.Read(), page.String(), page.Args...)
+	return r.query(ctx, r.db.Reader(), page.String(), page.Args...)
 }
 
 // Ancestors returns the records above id, from the root down to its parent.
-func (r *Resource) Ancestors(ctx context.Context, id int) ([]Row, error) {
+func (r *Resource) Ancestors(ctx context.Context, id int) ([]record.Row, error) {
 	if _, err := r.Get(ctx, id); err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func (r *Resource) Ancestors(ctx context.Context, id int) ([]Row, error) {
 	r.selectRows(q)
 	q.Raw(" JOIN ").Ident("up").Raw(" ON ").Col("r", "id").Raw(" = ").Col("up", "id").
 		Raw(" ORDER BY ").Col("up", "depth").Raw(" DESC")
-	rows, err := r.query(ctx, r.db.Read(), q.String(), q.Args...)
+	rows, err := r.query(ctx, r.db.Reader(), q.String(), q.Args...)
 	if err != nil {
 		return nil, r.storeError(err)
 	}
@@ -206,7 +207,7 @@ func ParseTreeQuery(values url.Values) (TreeQuery, error) {
 
 // Node is a record and the nodes below it.
 type Node struct {
-	Row      Row
+	Row      record.Row
 	Children []*Node
 }
 
@@ -227,7 +228,7 @@ func (r *Resource) Tree(ctx context.Context, tq TreeQuery, limit int) ([]*Node, 
 	q.Raw(" JOIN ").Ident("forest").Raw(" ON ").Col("r", "id").Raw(" = ").Col("forest", "id").
 		Raw(" ORDER BY ").Col("r", "id").Raw(" ASC")
 	limitOffset(q, limit+1, 0)
-	rows, err := r.query(ctx, r.db.Read(), q.String(), q.Args...)
+	rows, err := r.query(ctx, r.db.Reader(), q.String(), q.Args...)
 	if err != nil {
 		return nil, r.storeError(err)
 	}

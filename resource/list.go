@@ -5,11 +5,12 @@ import (
 	"math"
 
 	"personnel/db"
+	"personnel/record"
 )
 
 // Page is one page of a list.
 type Page struct {
-	Rows     []Row
+	Rows     []record.Row
 	Count    int // records matching the filters
 	Page     int // the page returned, from 1
 	PageSize int
@@ -29,7 +30,7 @@ func (r *Resource) List(ctx context.Context, q Query) (Page, error) {
 
 // source is where the records of a list come from.
 type source interface {
-	fetch(ctx context.Context, limit, offset int) ([]Row, error)
+	fetch(ctx context.Context, limit, offset int) ([]record.Row, error)
 	count(ctx context.Context) (int, error)
 }
 
@@ -105,9 +106,9 @@ type tableSource struct {
 	numbered bool
 }
 
-// table returns the source of q's filters and ordering within sc, with
+// listSource returns the source of q's filters and ordering within sc, with
 // every search by LIKE.
-func (r *Resource) table(q Query, sc *scope) tableSource {
+func (r *Resource) listSource(q Query, sc *scope) tableSource {
 	return tableSource{r: r, q: q, scope: sc, page: noIndex, tally: noIndex, known: -1}
 }
 
@@ -126,7 +127,7 @@ func (t tableSource) start(s *db.SQL) {
 	}
 }
 
-func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error) {
+func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row, error) {
 	if t.known >= 0 && offset >= t.known {
 		return nil, nil // past the last record: nothing to look for
 	}
@@ -167,14 +168,14 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 		limitOffset(s, limit, offset)
 		s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id")
 		r.orderBy(s, "r", t.q.Order)
-		return r.query(ctx, r.db.Read(), s.String(), s.Args...)
+		return r.query(ctx, r.db.Reader(), s.String(), s.Args...)
 	}
 	s.Raw("SELECT " + r.sql.columns + " FROM ")
 	t.from(s, "r")
 	r.where(s, "r", t.q.Filters, t.page)
 	r.orderBy(s, "r", t.q.Order)
 	limitOffset(s, limit, offset)
-	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
+	return r.query(ctx, r.db.Reader(), s.String(), s.Args...)
 }
 
 // fromBlock reads a page of the whole table in id order (descending when
@@ -184,9 +185,9 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]Row, error
 // block are still as many as the counts said when they were read; when
 // they are not (a write came between the two statements), or the counts
 // cannot answer, it reports false and the page is read as usual.
-func (t tableSource) fromBlock(ctx context.Context, limit, offset int, desc bool) ([]Row, bool, error) {
+func (t tableSource) fromBlock(ctx context.Context, limit, offset int, desc bool) ([]record.Row, bool, error) {
 	r := t.r
-	from, before, ok, err := r.db.BlockOfOffset(ctx, r.desc.Table, offset, desc)
+	from, before, ok, err := r.table.BlockOfOffset(ctx, offset, desc)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -202,9 +203,9 @@ func (t tableSource) fromBlock(ctx context.Context, limit, offset int, desc bool
 	r.orderBy(s, "s", t.q.Order)
 	limitOffset(s, limit, offset-before)
 	s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" WHERE ")
-	r.db.RecordsBefore(s, r.desc.Table, from, desc).Raw(" = ").Arg(before)
+	r.table.RecordsBefore(s, from, desc).Raw(" = ").Arg(before)
 	r.orderBy(s, "r", t.q.Order)
-	rows, err := r.query(ctx, r.db.Read(), s.String(), s.Args...)
+	rows, err := r.query(ctx, r.db.Reader(), s.String(), s.Args...)
 	return rows, err == nil && len(rows) > 0, err
 }
 
@@ -216,7 +217,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	if len(t.q.Filters) == 0 && t.scope == nil {
 		// Databases count a whole table by walking an index: the count
 		// kept beside it answers instead, once it can be trusted.
-		if n, ok, err := r.db.StoredCount(ctx, r.desc.Table); err != nil || ok {
+		if n, ok, err := r.table.StoredCount(ctx); err != nil || ok {
 			return n, err
 		}
 	}
@@ -244,7 +245,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	r.where(s, "r", t.q.Filters, t.tally)
 	if keep {
 		s.Raw("), ")
-		r.db.ChangeNumber(s, r.desc.Table)
+		r.table.ChangeNumber(s)
 	}
 	var n int
 	var changes int64
@@ -252,7 +253,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	if keep {
 		dest = append(dest, &changes)
 	}
-	if err := db.QueryRow(ctx, r.db.Read(), s.String(), s.Args, dest...); err != nil {
+	if err := db.QueryRow(ctx, r.db.Reader(), s.String(), s.Args, dest...); err != nil {
 		return 0, err
 	}
 	if keep {

@@ -10,16 +10,17 @@ import (
 
 	"personnel/apierror"
 	"personnel/casefold"
+	"personnel/record"
 )
 
 // Filter is one parsed list filter.
 type Filter struct {
-	Field int   // index in the field table
-	Op    Op    //
-	Value Value // the operand; for OpIsNull, Int 1 means "is null"
+	Field int          // index in the field table
+	Op    record.Op    //
+	Value record.Value // the operand; for record.OpIsNull, Int 1 means "is null"
 }
 
-// OrderBy is one ordering term: a field, or the id when Field is -1.
+// OrderBy is one ordering term: a field, or the id when record.Field is -1.
 type OrderBy struct {
 	Field int
 	Desc  bool
@@ -38,18 +39,18 @@ type Query struct {
 type param struct {
 	name  string
 	field int
-	op    Op
+	op    record.Op
 }
 
 // newParams lists every filter parameter of a resource: for each field and
 // filter, our spelling (dept_name_icontains) and Django's
 // (dept_name__icontains); an exact filter is the bare key, or key__exact.
-func newParams(fs Fields) []param {
+func newParams(fs record.Fields) []param {
 	var ps []param
-	suffix := map[Op]string{OpExact: "exact", OpIContains: "icontains", OpGTE: "gte", OpLTE: "lte", OpIsNull: "isnull"}
+	suffix := map[record.Op]string{record.OpExact: "exact", record.OpIContains: "icontains", record.OpGTE: "gte", record.OpLTE: "lte", record.OpIsNull: "isnull"}
 	for i, f := range fs.List {
 		for _, op := range f.Filters {
-			if op == OpExact {
+			if op == record.OpExact {
 				ps = append(ps, param{f.Key, i, op})
 			} else {
 				ps = append(ps, param{f.Key + "_" + suffix[op], i, op})
@@ -143,48 +144,48 @@ func dedupFilters(fs []Filter) []Filter {
 }
 
 // parseFilterValue parses the operand of a filter on f.
-func parseFilterValue(f *Field, op Op, v string) (Value, string) {
-	if op == OpIsNull {
+func parseFilterValue(f *record.Field, op record.Op, v string) (record.Value, string) {
+	if op == record.OpIsNull {
 		switch strings.ToLower(v) {
 		case "true", "1":
-			return Value{Int: 1, Valid: true}, ""
+			return record.Value{Int: 1, Valid: true}, ""
 		case "false", "0":
-			return Value{Valid: true}, ""
+			return record.Value{Valid: true}, ""
 		}
-		return Value{}, `Enter "true" or "false".`
+		return record.Value{}, `Enter "true" or "false".`
 	}
-	if op == OpIContains {
-		return Value{Str: casefold.Fold(v), Valid: true}, ""
+	if op == record.OpIContains {
+		return record.Value{Str: casefold.Fold(v), Valid: true}, ""
 	}
 	switch f.Kind {
-	case KindParent:
+	case record.KindParent:
 		id, valid := wholeNumber(v)
 		if !valid {
-			return Value{}, "Enter a whole number."
+			return record.Value{}, "Enter a whole number."
 		}
-		return Value{Int: int64(id), Valid: true}, ""
-	case KindInteger:
+		return record.Value{Int: int64(id), Valid: true}, ""
+	case record.KindInteger:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return Value{}, "Enter a whole number."
+			return record.Value{}, "Enter a whole number."
 		}
-		return Value{Int: n, Valid: true}, ""
-	case KindBoolean:
+		return record.Value{Int: n, Valid: true}, ""
+	case record.KindBoolean:
 		switch v {
 		case "true", "True", "1":
-			return Value{Int: 1, Valid: true}, ""
+			return record.Value{Int: 1, Valid: true}, ""
 		case "false", "False", "0":
-			return Value{Valid: true}, ""
+			return record.Value{Valid: true}, ""
 		}
-		return Value{}, `Enter "true" or "false".`
-	case KindDate:
+		return record.Value{}, `Enter "true" or "false".`
+	case record.KindDate:
 		d, ok := parseDate(v)
 		if !ok {
-			return Value{}, "Enter a valid date (YYYY-MM-DD)."
+			return record.Value{}, "Enter a valid date (YYYY-MM-DD)."
 		}
 		return d, ""
 	}
-	return Value{Str: v, Valid: true}, ""
+	return record.Value{Str: v, Valid: true}, ""
 }
 
 // parseOrdering parses a comma-separated ordering. Blank terms are
@@ -261,13 +262,13 @@ func (r *Resource) Encode(q Query) url.Values {
 
 func (r *Resource) encodeValue(f Filter) string {
 	switch {
-	case f.Op == OpIsNull || r.fields.List[f.Field].Kind == KindBoolean:
+	case f.Op == record.OpIsNull || r.fields.List[f.Field].Kind == record.KindBoolean:
 		return strconv.FormatBool(f.Value.Int == 1)
-	case f.Op == OpIContains:
+	case f.Op == record.OpIContains:
 		return f.Value.Str
 	}
 	switch r.fields.List[f.Field].Kind {
-	case KindInteger, KindParent:
+	case record.KindInteger, record.KindParent:
 		return strconv.FormatInt(f.Value.Int, 10)
 	}
 	return f.Value.Str

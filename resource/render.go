@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"personnel/apierror"
+	"personnel/record"
 )
 
 // keys are the rendered JSON keys of a resource's fields, with their
 // punctuation, worked out once.
-func newKeys(fs Fields) []string {
+func newKeys(fs record.Fields) []string {
 	keys := make([]string, len(fs.List))
 	for i, f := range fs.List {
 		keys[i] = `,"` + f.Key + `":`
@@ -20,12 +21,12 @@ func newKeys(fs Fields) []string {
 }
 
 // appendRecord renders a record as {"id":1,"<code>":"..",...}.
-func (r *Resource) appendRecord(b []byte, row Row) []byte {
+func (r *Resource) appendRecord(b []byte, row record.Row) []byte {
 	return append(r.appendFields(b, row), '}')
 }
 
 // appendFields renders a record without its closing brace.
-func (r *Resource) appendFields(b []byte, row Row) []byte {
+func (r *Resource) appendFields(b []byte, row record.Row) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, int64(row.ID), 10)
 	for i := range r.fields.List {
@@ -36,13 +37,13 @@ func (r *Resource) appendFields(b []byte, row Row) []byte {
 }
 
 // appendValue renders one value as JSON.
-func appendValue(b []byte, k Kind, v Value) []byte {
+func appendValue(b []byte, k record.Kind, v record.Value) []byte {
 	switch {
 	case !v.Valid:
 		return append(b, "null"...)
-	case k == KindInteger || k == KindParent:
+	case k == record.KindInteger || k == record.KindParent:
 		return strconv.AppendInt(b, v.Int, 10)
-	case k == KindBoolean:
+	case k == record.KindBoolean:
 		return strconv.AppendBool(b, v.Int == 1)
 	}
 	return apierror.AppendString(b, v.Str)
@@ -50,7 +51,7 @@ func appendValue(b []byte, k Kind, v Value) []byte {
 
 // appendEnvelope renders the list envelope:
 // {"count":N,"next":url|null,"previous":url|null,"msg":"","code":0,"data":[...]}.
-func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []Row) []byte {
+func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []record.Row) []byte {
 	b = append(b, `{"count":`...)
 	b = strconv.AppendInt(b, int64(count), 10)
 	b = append(b, `,"next":`...)
@@ -78,7 +79,7 @@ func appendURL(b []byte, u string) []byte {
 // field, so it changes whenever the record does, on every replica alike.
 // Code, name and parent hash as they always have, so tags handed out
 // before extra fields existed stay valid.
-func (r *Resource) ETag(row Row) string {
+func (r *Resource) ETag(row record.Row) string {
 	h := fnv.New64a()
 	var n [8]byte
 	put := func(v uint64) {
@@ -89,7 +90,7 @@ func (r *Resource) ETag(row Row) string {
 	for i, v := range row.Values {
 		f := &r.fields.List[i]
 		switch {
-		case f.Kind == KindParent:
+		case f.Kind == record.KindParent:
 			if v.Valid {
 				put(1)
 				put(uint64(v.Int))
@@ -99,7 +100,7 @@ func (r *Resource) ETag(row Row) string {
 			h.Write([]byte(v.Str))
 		case !v.Valid:
 			put(0)
-		case f.Kind == KindInteger || f.Kind == KindBoolean:
+		case f.Kind == record.KindInteger || f.Kind == record.KindBoolean:
 			put(1)
 			put(uint64(v.Int))
 		default:

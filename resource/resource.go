@@ -25,6 +25,7 @@ import (
 
 	"personnel/config"
 	"personnel/db"
+	"personnel/record"
 )
 
 // Options are the settings every resource shares.
@@ -73,15 +74,14 @@ func (reg *Registry) Operations() []Operation { return reg.ops }
 type Resource struct {
 	desc      config.Resource
 	db        *db.DB
+	table     *db.Table // the write hook, and what is kept beside the table
 	opts      Options
-	fields    Fields
+	fields    record.Fields
 	keys      []string       // rendered JSON keys, by field
 	params    []param        // filter parameters
 	sortable  map[string]int // ordering names: field index, -1 for id
 	sortNames string         // the ordering names, for messages
-	searched  []int          // the fields with a substring filter, each with a substring index
 	sql       statements
-	insertOne string
 	// counts holds the counts of searches this replica made, with the
 	// change number each is good for (countcache.go).
 	counts *countCache
@@ -109,15 +109,12 @@ func Register(reg *Registry, desc config.Resource) *Resource {
 // newResource works out everything about desc that requests need; with no
 // database, what parsing, validation and rendering need.
 func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
-	r := &Resource{desc: desc, db: d, opts: opts, fields: newFields(desc), counts: &countCache{}}
+	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}}
 	r.keys = newKeys(r.fields)
 	r.params = newParams(r.fields)
 	r.sortable = map[string]int{"id": -1}
 	names := []string{"id"}
 	for i, f := range r.fields.List {
-		if f.Has(OpIContains) {
-			r.searched = append(r.searched, i)
-		}
 		if f.Sortable {
 			r.sortable[f.Key] = i
 			names = append(names, f.Key)
@@ -126,8 +123,8 @@ func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
 	r.sortNames = strings.Join(names, ", ")
 	r.msgCodeExists = desc.Name + " with this " + r.fields.List[r.fields.Code].Key + " already exists."
 	if d != nil {
+		r.table = d.Table(desc)
 		r.sql = r.newStatements()
-		r.insertOne = r.insert(1)
 	}
 	return r
 }

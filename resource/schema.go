@@ -2,24 +2,25 @@ package resource
 
 import (
 	"fmt"
+	"personnel/record"
 	"strings"
 )
 
 // obj is a JSON object of the OpenAPI document.
 type obj = map[string]any
 
-// schema is the JSON schema of a value of f, as rendered.
-func (f *Field) schema() obj {
+// fieldSchema is the JSON schema of a value of f, as rendered.
+func fieldSchema(f *record.Field) obj {
 	var s obj
 	switch f.Kind {
-	case KindText:
+	case record.KindText:
 		s = obj{"type": "string", "maxLength": f.MaxLen}
 		if !f.Nullable {
 			s["minLength"] = 1
 		}
-	case KindChoice:
+	case record.KindChoice:
 		s = obj{"type": "string", "enum": f.Choices}
-	case KindInteger:
+	case record.KindInteger:
 		s = obj{"type": "integer", "format": "int64"}
 		if f.Min != nil {
 			s["minimum"] = *f.Min
@@ -27,11 +28,11 @@ func (f *Field) schema() obj {
 		if f.Max != nil {
 			s["maximum"] = *f.Max
 		}
-	case KindBoolean:
+	case record.KindBoolean:
 		s = obj{"type": "boolean"}
-	case KindDate:
+	case record.KindDate:
 		s = obj{"type": "string", "format": "date"}
-	case KindParent:
+	case record.KindParent:
 		s = obj{"type": "integer", "minimum": 1}
 	}
 	// A required extra field is null in records stored before it was
@@ -47,25 +48,25 @@ func (f *Field) schema() obj {
 
 // writeSchema is the JSON schema of f in a request body: what DecodeInput
 // accepts.
-func (f *Field) writeSchema(mode Mode) obj {
-	s := f.schema()
+func writeSchema(f *record.Field, mode Mode) obj {
+	s := fieldSchema(f)
 	if !f.Nullable {
 		delete(s, "nullable") // null is refused
 	}
 	var doc []string
 	switch f.Kind {
-	case KindText:
+	case record.KindText:
 		doc = append(doc, fmt.Sprintf("Trimmed of surrounding white space, then at most %d characters.", f.MaxLen))
 		delete(s, "maxLength") // counted after trimming
-	case KindParent:
+	case record.KindParent:
 		s = obj{"type": "integer", "nullable": true}
 		doc = append(doc, "The id of the parent; null clears it. It must exist, and must be neither the record itself nor below it. A string of digits is accepted too.")
-	case KindInteger:
+	case record.KindInteger:
 		doc = append(doc, "A string of digits is accepted too.")
-	case KindBoolean:
+	case record.KindBoolean:
 		doc = append(doc, `1, 0 and the strings "true", "false", "True", "False", "1", "0" are accepted too.`)
 	}
-	if f.Doc != "" && f.Kind != KindParent {
+	if f.Doc != "" && f.Kind != record.KindParent {
 		doc = append(doc, f.Doc)
 	}
 	if mode != ModeCreate && !f.Replaced || mode == ModeCreate && !f.Required && f.Default.Valid {
@@ -84,11 +85,11 @@ func (f *Field) writeSchema(mode Mode) obj {
 	return s
 }
 
-func defaultJSON(f *Field) any {
+func defaultJSON(f *record.Field) any {
 	switch f.Kind {
-	case KindInteger:
+	case record.KindInteger:
 		return f.Default.Int
-	case KindBoolean:
+	case record.KindBoolean:
 		return f.Default.Int == 1
 	}
 	return f.Default.Str
@@ -103,7 +104,7 @@ func (r *Resource) Schemas() map[string]any {
 	required := []string{"id"}
 	for i := range r.fields.List {
 		f := &r.fields.List[i]
-		record[f.Key] = f.schema()
+		record[f.Key] = fieldSchema(f)
 		required = append(required, f.Key)
 	}
 	s := map[string]any{
@@ -114,14 +115,14 @@ func (r *Resource) Schemas() map[string]any {
 		mode Mode
 		doc  string
 	}{
-		{"Create", ModeCreate, "Fields the resource does not have (id among them) are ignored."},
+		{"Create", ModeCreate, "record.Fields the resource does not have (id among them) are ignored."},
 		{"Replace", ModeReplace, "Code and name are required; other fields omitted are kept."},
 		{"Patch", ModePatch, "Only the fields given change; {} changes nothing."},
 	} {
 		props, req := obj{}, []string{}
 		for i := range r.fields.List {
 			f := &r.fields.List[i]
-			props[f.Key] = f.writeSchema(b.mode)
+			props[f.Key] = writeSchema(f, b.mode)
 			if b.mode == ModeCreate && f.Required || b.mode == ModeReplace && f.Replaced {
 				req = append(req, f.Key)
 			}
@@ -168,9 +169,9 @@ func (r *Resource) listParams() []Param {
 		{Name: "page_size", In: "query", Doc: fmt.Sprintf("Records per page (default %d); above %d is clamped; not a positive integer: the default (strict mode: 400).", DefaultPageSize, r.opts.PageSizeMax),
 			Schema: obj{"type": "string"}},
 	}
-	what := map[Op]string{
-		OpExact: "equal to this (text: exact and case-sensitive)", OpIContains: "containing this, ignoring letter case (all of Unicode); % and _ are literal",
-		OpGTE: "at least this", OpLTE: "at most this", OpIsNull: "true: only records without a value; false: only records with one",
+	what := map[record.Op]string{
+		record.OpExact: "equal to this (text: exact and case-sensitive)", record.OpIContains: "containing this, ignoring letter case (all of Unicode); % and _ are literal",
+		record.OpGTE: "at least this", record.OpLTE: "at most this", record.OpIsNull: "true: only records without a value; false: only records with one",
 	}
 	for _, p := range r.params {
 		if strings.Contains(p.name, "__") {
@@ -180,21 +181,21 @@ func (r *Resource) listParams() []Param {
 		doc := f.Key + " " + what[p.op] + "."
 		schema := obj{"type": "string"}
 		switch {
-		case p.op == OpIsNull || f.Kind == KindBoolean:
+		case p.op == record.OpIsNull || f.Kind == record.KindBoolean:
 			// A pattern, not an enum: client generators make a type of
 			// each enum, and both spellings of a filter would clash.
 			schema = obj{"type": "string", "pattern": "^(|true|false|True|False|1|0)$"}
-		case f.Kind == KindParent:
+		case f.Kind == record.KindParent:
 			doc = "Records whose " + f.Key + " is this id."
-		case f.Kind == KindInteger:
+		case f.Kind == record.KindInteger:
 			schema = obj{"type": "string", "pattern": "^(-?[0-9]+)?$"}
-		case f.Kind == KindDate:
+		case f.Kind == record.KindDate:
 			schema = obj{"type": "string", "pattern": `^([0-9]{4}-[0-9]{2}-[0-9]{2})?$`}
 		}
-		if p.op == OpIsNull && f.Kind == KindParent {
+		if p.op == record.OpIsNull && f.Kind == record.KindParent {
 			doc = "true: only roots; false: only records with a parent."
 		}
-		if django := f.Key + "__" + strings.TrimPrefix(p.name, f.Key+"_"); p.op != OpExact {
+		if django := f.Key + "__" + strings.TrimPrefix(p.name, f.Key+"_"); p.op != record.OpExact {
 			doc += " Also spelled " + django + "."
 		}
 		ps = append(ps, Param{Name: p.name, In: "query", Doc: doc, Schema: schema})

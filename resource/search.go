@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"personnel/casefold"
 	"personnel/db"
+	"personnel/record"
 )
 
 // Substring filters (icontains) are served by the substring index of their
@@ -77,7 +77,7 @@ type search struct {
 // filtered returns the source of q's records within sc (nil: the whole
 // table), going through a substring index where that is cheaper.
 func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, error) {
-	t := r.table(q, sc)
+	t := r.listSource(q, sc)
 	var found []search
 	for i, f := range q.Filters {
 		if s, ok := r.searchable(ctx, i, f); ok {
@@ -194,7 +194,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 // index can serve, if it can.
 func (r *Resource) searchable(ctx context.Context, i int, f Filter) (search, bool) {
 	field := &r.fields.List[f.Field]
-	if f.Op != OpIContains || f.Value.Str == "" || !utf8.ValidString(f.Value.Str) ||
+	if f.Op != record.OpIContains || !field.Indexed || f.Value.Str == "" || !utf8.ValidString(f.Value.Str) ||
 		!r.db.Trusted(ctx, r.desc.Table, db.SubstringStructure(field.Fold)) {
 		return search{}, false
 	}
@@ -242,15 +242,15 @@ func (r *Resource) countKept(ctx context.Context, s *search, limit int, now *sta
 	dest := []any{&s.matches}
 	if limit < 0 && !*known {
 		q.Raw(", ")
-		r.db.KeptCount(q, r.desc.Table)
+		r.table.KeptCount(q)
 		dest = append(dest, &now.total)
 	}
 	if numbered {
 		q.Raw(", ")
-		r.db.ChangeNumber(q, r.desc.Table)
+		r.table.ChangeNumber(q)
 		dest = append(dest, &changes)
 	}
-	if err := db.QueryRow(ctx, r.db.Read(), q.String(), q.Args, dest...); err != nil {
+	if err := db.QueryRow(ctx, r.db.Reader(), q.String(), q.Args, dest...); err != nil {
 		return err
 	}
 	if limit < 0 && !*known {
@@ -272,7 +272,7 @@ func (r *Resource) countKept(ctx context.Context, s *search, limit int, now *sta
 // total returns about how many records the table holds: the kept count,
 // trusted or not (it is only weighed).
 func (r *Resource) total(ctx context.Context) (int, error) {
-	n, _, err := r.db.StoredCount(ctx, r.desc.Table)
+	n, _, err := r.table.StoredCount(ctx)
 	return orLarge(n), err
 }
 
@@ -291,7 +291,7 @@ func orLarge(n int) int {
 // one may only mean the walk stopped too soon. The walk reads only the
 // columns the searches and the order need (MySQL copies every row it
 // walks into a temporary table), and then the page's rows by id.
-func (t tableSource) walked(ctx context.Context, limit, offset int) ([]Row, error) {
+func (t tableSource) walked(ctx context.Context, limit, offset int) ([]record.Row, error) {
 	r := t.r
 	if desc, byID := idOrder(t.q.Order); byID && t.scope == nil && r.db.MariaDB() {
 		return t.walkedToBound(ctx, limit, offset, desc)
@@ -304,7 +304,7 @@ func (t tableSource) walked(ctx context.Context, limit, offset int) ([]Row, erro
 		}
 	}
 	for _, f := range t.q.Filters {
-		if f.Op == OpIContains {
+		if f.Op == record.OpIContains {
 			searches = append(searches, f)
 			need(r.fields.List[f.Field].Fold)
 		} else {
@@ -332,7 +332,7 @@ func (t tableSource) walked(ctx context.Context, limit, offset int) ([]Row, erro
 	limitOffset(s, limit, offset)
 	s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id")
 	r.orderBy(s, "r", t.q.Order)
-	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
+	return r.query(ctx, r.db.Reader(), s.String(), s.Args...)
 }
 
 // walkedToBound is walked for a list in id order on MariaDB, without the
@@ -345,11 +345,11 @@ func (t tableSource) walked(ctx context.Context, limit, offset int) ([]Row, erro
 // range on it and, for a search that finds too little within it, walks
 // the whole table.) Whatever the bound, a full page is the page: every
 // record before its last match was read.
-func (t tableSource) walkedToBound(ctx context.Context, limit, offset int, desc bool) ([]Row, error) {
+func (t tableSource) walkedToBound(ctx context.Context, limit, offset int, desc bool) ([]record.Row, error) {
 	r := t.r
 	var others []Filter
 	for _, f := range t.q.Filters {
-		if f.Op != OpIContains {
+		if f.Op != record.OpIContains {
 			others = append(others, f)
 		}
 	}
@@ -369,13 +369,13 @@ func (t tableSource) walkedToBound(ctx context.Context, limit, offset int, desc 
 	limitOffset(s, limit, offset)
 	s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id")
 	r.orderBy(s, "r", t.q.Order)
-	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
+	return r.query(ctx, r.db.Reader(), s.String(), s.Args...)
 }
 
 // pageOfIDs reads a page in id order whose ids come from the substring
 // index alone (the page's one filter being a search it answers), then
 // only the page's rows.
-func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]Row, error) {
+func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]record.Row, error) {
 	r := t.r
 	dir := " ASC"
 	if desc, _ := idOrder(t.q.Order); desc {
@@ -392,7 +392,7 @@ func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]Row, e
 	t.page.sub.From(q, "g").Raw(" ORDER BY ").Col("g", "id").Raw(" + 0" + dir)
 	limitOffset(q, limit, offset)
 	q.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" ORDER BY ").Col("r", "id").Raw(dir)
-	return r.query(ctx, r.db.Read(), q.String(), q.Args...)
+	return r.query(ctx, r.db.Reader(), q.String(), q.Args...)
 }
 
 // pageOfCandidates reads a page in id order through the substring index
@@ -404,7 +404,7 @@ func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]Row, e
 // sorts: 650 for a search longer than the grams at 1,000,000 records.)
 // The ids are sorted by id + 0, as in pageOfIDs, and the page is ordered
 // by that sorted column, so that the sort is the page's order.
-func (t tableSource) pageOfCandidates(ctx context.Context, limit, offset int, desc bool) ([]Row, error) {
+func (t tableSource) pageOfCandidates(ctx context.Context, limit, offset int, desc bool) ([]record.Row, error) {
 	r := t.r
 	dir := " ASC"
 	if desc {
@@ -422,46 +422,5 @@ func (t tableSource) pageOfCandidates(ctx context.Context, limit, offset int, de
 	r.where(s, "r", rest, noIndex)
 	s.Raw(" ORDER BY ").Col("c", "id").Raw(dir)
 	limitOffset(s, limit, offset)
-	return r.query(ctx, r.db.Read(), s.String(), s.Args...)
-}
-
-// indexSubstrings adds, in tx, the substring index rows of the records
-// ids[i] holding values[i], for the searched fields that fields names
-// (nil: every one). Rows are added, never replaced: a record updated
-// must have its old rows removed first (reindexSubstrings).
-func (r *Resource) indexSubstrings(ctx context.Context, tx db.Execer, ids []int, values [][]Value, fields []int) error {
-	if fields == nil {
-		fields = r.searched
-	}
-	for _, i := range fields {
-		f := &r.fields.List[i]
-		records := make([]db.Folded, 0, len(ids))
-		for k, id := range ids {
-			if v := values[k][i]; v.Valid && v.Str != "" {
-				records = append(records, db.Folded{ID: id, Value: casefold.Fold(v.Str)})
-			}
-		}
-		if err := r.db.AddSubstrings(ctx, tx, r.desc.Table, f.Fold, records); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// reindexSubstrings replaces, in tx, the substring index rows of record id
-// for the searched fields among changed, which now hold values.
-func (r *Resource) reindexSubstrings(ctx context.Context, tx db.Execer, id int, changed []int, values []Value) error {
-	var fields []int
-	for _, i := range changed {
-		if r.fields.List[i].Has(OpIContains) {
-			fields = append(fields, i)
-			if err := r.db.RemoveSubstrings(ctx, tx, r.desc.Table, r.fields.List[i].Fold, id); err != nil {
-				return err
-			}
-		}
-	}
-	if len(fields) == 0 {
-		return nil
-	}
-	return r.indexSubstrings(ctx, tx, []int{id}, [][]Value{values}, fields)
+	return r.query(ctx, r.db.Reader(), s.String(), s.Args...)
 }

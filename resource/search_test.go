@@ -17,6 +17,7 @@ import (
 	"personnel/config"
 	"personnel/db"
 	"personnel/db/dbtest"
+	"personnel/record"
 )
 
 // pieces are what the names of the equivalence test are made of: letters
@@ -116,41 +117,41 @@ func fill(t *testing.T, r *Resource, rng *rand.Rand) (long string) {
 	}
 	long = string([]rune(long)[:20])
 	ctx := context.Background()
-	value := func(f *Field) Value {
+	value := func(f *record.Field) record.Value {
 		switch f.Kind {
-		case KindText:
-			return Value{Str: randomText(rng, 6, min(f.MaxLen, 60)), Valid: true}
-		case KindChoice:
-			return Value{Str: f.Choices[0], Valid: true}
-		case KindInteger:
+		case record.KindText:
+			return record.Value{Str: randomText(rng, 6, min(f.MaxLen, 60)), Valid: true}
+		case record.KindChoice:
+			return record.Value{Str: f.Choices[0], Valid: true}
+		case record.KindInteger:
 			n := int64(0)
 			if f.Min != nil {
 				n = *f.Min
 			}
-			return Value{Int: n, Valid: true}
-		case KindBoolean:
-			return Value{Int: 1, Valid: true}
-		case KindDate:
-			return Value{Str: "2024-02-29", Valid: true}
+			return record.Value{Int: n, Valid: true}
+		case record.KindBoolean:
+			return record.Value{Int: 1, Valid: true}
+		case record.KindDate:
+			return record.Value{Str: "2024-02-29", Valid: true}
 		}
-		return Value{}
+		return record.Value{}
 	}
 	var ids []int
 	for i := range 120 {
-		in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]Value, len(r.fields.List))}
+		in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]record.Value, len(r.fields.List))}
 		for k := range r.fields.List {
 			f := &r.fields.List[k]
 			switch {
 			case k == r.fields.Code:
-				in.Values[k] = Value{Str: fmt.Sprintf("K%d|%s", i, randomText(rng, 2, 10)), Valid: true}
+				in.Values[k] = record.Value{Str: fmt.Sprintf("K%d|%s", i, randomText(rng, 2, 10)), Valid: true}
 			case k == r.fields.Parent:
 				if len(ids) == 0 || rng.IntN(3) == 0 {
 					continue
 				}
-				in.Values[k] = Value{Int: int64(ids[rng.IntN(len(ids))]), Valid: true}
+				in.Values[k] = record.Value{Int: int64(ids[rng.IntN(len(ids))]), Valid: true}
 			case k == r.fields.Name && i < 10:
-				in.Values[k] = Value{Str: long + []string{"X1", "Y2"}[i%2], Valid: true}
-			case f.Required || f.Kind == KindText && rng.IntN(4) > 0:
+				in.Values[k] = record.Value{Str: long + []string{"X1", "Y2"}[i%2], Valid: true}
+			case f.Required || f.Kind == record.KindText && rng.IntN(4) > 0:
 				in.Values[k] = value(f)
 			default:
 				continue
@@ -171,8 +172,8 @@ func fill(t *testing.T, r *Resource, rng *rand.Rand) (long string) {
 		t.Fatalf("load: %v", err)
 	}
 	for range 40 {
-		in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]Value, len(r.fields.List))}
-		for _, k := range r.searched {
+		in := Input{Given: make([]bool, len(r.fields.List)), Values: make([]record.Value, len(r.fields.List))}
+		for _, k := range searchedFields(r) {
 			if k != r.fields.Code && rng.IntN(2) == 0 {
 				in.Given[k], in.Values[k] = true, value(&r.fields.List[k])
 			}
@@ -188,13 +189,7 @@ func fill(t *testing.T, r *Resource, rng *rand.Rand) (long string) {
 			t.Fatalf("delete: %v", err) // a parent is refused (409), or gone already (404)
 		}
 	}
-	if err := r.db.CheckSubstrings(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.db.CheckClosure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.db.CheckIDBlocks(ctx); err != nil {
+	if err := r.db.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return long
@@ -212,7 +207,7 @@ func checkSearches(t *testing.T, r *Resource, rng *rand.Rand, long string, chose
 	}
 	records := all.Rows
 	values := map[int][]string{} // searched field: its values
-	for _, i := range r.searched {
+	for _, i := range searchedFields(r) {
 		for _, row := range records {
 			if v := row.Values[i]; v.Valid && v.Str != "" {
 				values[i] = append(values[i], v.Str)
@@ -243,7 +238,7 @@ func checkSearches(t *testing.T, r *Resource, rng *rand.Rand, long string, chose
 	}
 	name := r.fields.List[r.fields.Name].Key
 	for range 100 {
-		field := r.searched[rng.IntN(len(r.searched))]
+		field := searchedFields(r)[rng.IntN(len(searchedFields(r)))]
 		search := term(rng, values[field])
 		switch rng.IntN(8) {
 		case 0:
@@ -262,7 +257,7 @@ func checkSearches(t *testing.T, r *Resource, rng *rand.Rand, long string, chose
 		case 2:
 			params.Set("ordering", []string{name, "-" + name}[rng.IntN(2)])
 		case 3:
-			other := r.searched[rng.IntN(len(r.searched))]
+			other := searchedFields(r)[rng.IntN(len(searchedFields(r)))]
 			if other != field {
 				params.Set(r.fields.List[other].Key+"_icontains", term(rng, values[other]))
 			}
@@ -291,7 +286,7 @@ func checkSearches(t *testing.T, r *Resource, rng *rand.Rand, long string, chose
 
 // checkPlans lists q (below the record below, if set) through every plan
 // and compares each page with the answer of a filter over records.
-func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, query string, chose map[string]int) {
+func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []record.Row, query string, chose map[string]int) {
 	t.Helper()
 	ctx := context.Background()
 	var sc *scope
@@ -324,7 +319,7 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 	default:
 		chose["like count"]++
 	}
-	plans := map[string]source{"planner": auto, "like": r.table(q, sc)}
+	plans := map[string]source{"planner": auto, "like": r.listSource(q, sc)}
 	for i, f := range q.Filters {
 		s, ok := r.searchable(ctx, i, f)
 		if !ok {
@@ -333,7 +328,7 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 		if err := r.countKept(ctx, &s, -1, &state{}, new(bool)); err != nil {
 			t.Fatal(err)
 		}
-		joined := r.table(q, sc)
+		joined := r.listSource(q, sc)
 		joined.page, joined.tally = s.through, s.through
 		plans[fmt.Sprintf("index of filter %d", i)] = joined
 		for _, n := range []int{1, 3, 20, 1000} {
@@ -342,7 +337,7 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 			plans[fmt.Sprintf("a walk of %d, then the index of filter %d", n, i)] = walk
 		}
 		if len(q.Filters) == 1 && sc == nil && s.sub.Exact() {
-			known := r.table(q, sc)
+			known := r.listSource(q, sc)
 			known.known = s.matches
 			plans["known count"] = known
 			if _, byID := idOrder(q.Order); byID {
@@ -376,7 +371,7 @@ func checkPlans(t *testing.T, r *Resource, q Query, below *int, records []Row, q
 }
 
 // descendantsOf returns the records below id.
-func descendantsOf(r *Resource, records []Row, id int) []Row {
+func descendantsOf(r *Resource, records []record.Row, id int) []record.Row {
 	below := map[int]bool{id: true}
 	for grew := true; grew; {
 		grew = false
@@ -386,7 +381,7 @@ func descendantsOf(r *Resource, records []Row, id int) []Row {
 			}
 		}
 	}
-	var out []Row
+	var out []record.Row
 	for _, row := range records {
 		if below[row.ID] && row.ID != id {
 			out = append(out, row)
@@ -397,16 +392,16 @@ func descendantsOf(r *Resource, records []Row, id int) []Row {
 
 // expected answers q over records by brute force: the ids of its page,
 // the count, and whether the page is past the last.
-func expected(r *Resource, q Query, records []Row) (ids []int, count int, invalid bool) {
-	var match []Row
+func expected(r *Resource, q Query, records []record.Row) (ids []int, count int, invalid bool) {
+	var match []record.Row
 	for _, row := range records {
 		ok := true
 		for _, f := range q.Filters {
 			v := row.Values[f.Field]
 			switch f.Op {
-			case OpIContains:
+			case record.OpIContains:
 				ok = ok && v.Valid && strings.Contains(casefold.Fold(v.Str), f.Value.Str)
-			case OpIsNull:
+			case record.OpIsNull:
 				ok = ok && !v.Valid == (f.Value.Int == 1)
 			default:
 				panic("the test makes no other filter")
@@ -416,7 +411,7 @@ func expected(r *Resource, q Query, records []Row) (ids []int, count int, invali
 			match = append(match, row)
 		}
 	}
-	slices.SortFunc(match, func(a, b Row) int {
+	slices.SortFunc(match, func(a, b record.Row) int {
 		last := false
 		for _, o := range q.Order {
 			last = o.Desc
@@ -449,4 +444,15 @@ func expected(r *Resource, q Query, records []Row) (ids []int, count int, invali
 		ids = append(ids, row.ID)
 	}
 	return ids, len(match), false
+}
+
+// searchedFields are the fields of r with a substring filter.
+func searchedFields(r *Resource) []int {
+	var out []int
+	for i := range r.fields.List {
+		if r.fields.List[i].Has(record.OpIContains) {
+			out = append(out, i)
+		}
+	}
+	return out
 }

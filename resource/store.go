@@ -5,50 +5,53 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"personnel/apierror"
 	"personnel/casefold"
 	"personnel/db"
-	"personnel/ent"
+	"personnel/record"
 )
 
+// The operations of the store: each reads what it must check under the
+// right locks, then writes through the resource's table (db.Table), the
+// one write hook that keeps every structure beside it in step.
+
 // Get returns the record with id, or a 404.
-func (r *Resource) Get(ctx context.Context, id int) (Row, error) {
-	row, err := r.get(ctx, r.db.Read(), id, false)
+func (r *Resource) Get(ctx context.Context, id int) (record.Row, error) {
+	row, err := r.get(ctx, r.db.Reader(), id, false)
 	if err != nil {
-		return Row{}, r.storeError(err)
+		return record.Row{}, r.storeError(err)
 	}
 	return row, nil
 }
 
-// get reads the record with id on c; lock locks it for update (except on
+// get reads the record with id in tx; lock locks it for update (except on
 // SQLite, whose writers are serialised).
-func (r *Resource) get(ctx context.Context, c *ent.Client, id int, lock bool) (Row, error) {
+func (r *Resource) get(ctx context.Context, tx db.Tx, id int, lock bool) (record.Row, error) {
 	query := r.sql.get
 	if lock {
 		query = r.sql.getLocked
 	}
-	rows, err := r.query(ctx, c, query, id)
+	rows, err := r.query(ctx, tx, query, id)
 	if err != nil {
-		return Row{}, err
+		return record.Row{}, err
 	}
 	if len(rows) == 0 {
-		return Row{}, apierror.NotFoundError()
+		return record.Row{}, apierror.NotFoundError()
 	}
 	return rows[0], nil
 }
 
-// query runs a query of rows on c.
-func (r *Resource) query(ctx context.Context, c *ent.Client, query string, args ...any) ([]Row, error) {
-	rs, err := c.QueryContext(ctx, query, args...)
+// query runs a query of rows in tx.
+func (r *Resource) query(ctx context.Context, tx db.Tx, query string, args ...any) ([]record.Row, error) {
+	rs, err := tx.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
 	sc := newScanner(r.fields)
-	var rows []Row
+	var rows []record.Row
 	for rs.Next() {
 		if err := rs.Scan(sc.dest...); err != nil {
 			return nil, err
@@ -58,78 +61,44 @@ func (r *Resource) query(ctx context.Context, c *ent.Client, query string, args 
 	return rows, rs.Err()
 }
 
-// values returns the arguments that store the values of every field, with
-// the folded copies beside them, in the order of writeColumns.
-func (r *Resource) values(vs []Value) []any {
-	args := make([]any, 0, len(vs)+4)
-	for i, f := range r.fields.List {
-		args = append(args, sqlValue(f.Kind, vs[i]))
-		if f.Fold != "" {
-			args = append(args, foldArg(vs[i]))
-		}
-	}
-	return args
-}
-
-func foldArg(v Value) any {
-	if !v.Valid {
-		return nil
-	}
-	return casefold.Fold(v.Str)
-}
-
-// Create inserts a record: the fields given, and the default (or null) of
-// the others. It lets the database check the code (unique index) and the
-// parent (foreign key); only when the database refuses does it look for
-// every reason, in the same transaction, to report them all at once. A
-// successful create is then a single statement. PostgreSQL aborts a
-// transaction at its first error, so there the reasons are looked for in
-// a new one.
-func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
-	row := Row{Values: make([]Value, len(r.fields.List))}
-	for i, f := range r.fields.List {
-		row.Values[i] = f.Default
+// newRow is the record a create stores: the fields in gives, and the
+// default (or null) of the others.
+func (r *Resource) newRow(in Input) record.Row {
+	row := record.Row{Values: r.fields.Defaults()}
+	for i := range r.fields.List {
 		if in.Given[i] {
 			row.Values[i] = in.Values[i]
 		}
 	}
-	refused := func(err error) bool { return db.IsUniqueViolation(err) || db.IsForeignKeyViolation(err) }
-	err := r.db.InTx(ctx, func(tx *ent.Client) error {
-		ids, err := r.insertRows(ctx, tx, r.insertOne, 1, r.values(row.Values))
-		if err == nil {
-			row.ID = ids[0]
-			linked := 0
-			if p := r.fields.Parent; p >= 0 {
-				// The rows link the record to every ancestor, so there
-				// is one per level: too many is a chain too deep.
-				if linked, err = r.db.LinkClosure(ctx, tx, r.desc.Table, ids); err != nil {
-					return err
-				}
-				if linked-1 >= MaxDepth {
-					return apierror.Fields(r.tooDeep(int(row.Values[p].Int)))
-				}
-			}
-			if err := r.indexSubstrings(ctx, tx, ids, [][]Value{row.Values}, nil); err != nil {
-				return err
-			}
-			if linked > 1 { // it has ancestors to count it
-				if err := r.db.CountBelow(ctx, tx, r.desc.Table, ids, 1); err != nil {
-					return err
-				}
-			}
-			return r.db.Counted(ctx, tx, r.desc.Table, ids, 1)
-		}
-		if !refused(err) || r.db.Postgres() {
+	return row
+}
+
+// refused reports whether the database refused a write for a reason a
+// field explains: a code taken, a parent missing.
+func refused(err error) bool { return db.IsUniqueViolation(err) || db.IsForeignKeyViolation(err) }
+
+// Create inserts a record. It lets the database check the code (unique
+// index) and the parent (foreign key); only when the database refuses
+// does it look for every reason, in the same transaction, to report them
+// all at once. PostgreSQL aborts a transaction at its first error, so
+// there the reasons are looked for in a new one.
+func (r *Resource) Create(ctx context.Context, in Input) (record.Row, error) {
+	row := r.newRow(in)
+	err := r.db.InTx(ctx, func(tx db.Tx) error {
+		rows := []record.Row{row}
+		err := r.table.Insert(ctx, tx, rows)
+		if err == nil || !refused(err) || r.db.Postgres() {
+			row.ID = rows[0].ID
 			return err
 		}
 		return r.whyRefused(ctx, tx, row, err)
 	})
 	if r.db.Postgres() && refused(err) {
 		cause := err
-		err = r.db.InTx(ctx, func(tx *ent.Client) error { return r.whyRefused(ctx, tx, row, cause) })
+		err = r.db.InTx(ctx, func(tx db.Tx) error { return r.whyRefused(ctx, tx, row, cause) })
 	}
 	if err != nil {
-		return Row{}, r.writeError(err, in)
+		return record.Row{}, r.writeError(err, in)
 	}
 	return row, nil
 }
@@ -137,7 +106,7 @@ func (r *Resource) Create(ctx context.Context, in Input) (Row, error) {
 // whyRefused looks for every reason the database refused to insert row
 // with err (a unique or foreign key violation): a code already taken, a
 // parent missing. It returns them all, or err when it finds none.
-func (r *Resource) whyRefused(ctx context.Context, tx *ent.Client, row Row, err error) error {
+func (r *Resource) whyRefused(ctx context.Context, tx db.Tx, row record.Row, err error) error {
 	var errs []apierror.FieldError
 	if fe := r.checkCode(ctx, tx, 0, row.Values[r.fields.Code].Str); fe != nil {
 		errs = append(errs, *fe)
@@ -159,11 +128,12 @@ func (r *Resource) whyRefused(ctx context.Context, tx *ent.Client, row Row, err 
 
 // Update writes the fields in gives to the record with id. The record is
 // locked first (SQLite needs no lock: its writers are serialised), so the
-// checks below and the write see one state of it. Only fields whose value changes are written, so concurrent
-// updates of different fields both take effect.
-func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precondition) (Row, error) {
-	var out Row
-	err := r.db.InTx(ctx, func(tx *ent.Client) error {
+// checks below and the write see one state of it. Only fields whose value
+// changes are written, so concurrent updates of different fields both
+// take effect.
+func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precondition) (record.Row, error) {
+	var out record.Row
+	err := r.db.InTx(ctx, func(tx db.Tx) error {
 		cur, err := r.get(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -171,14 +141,10 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 		if err := r.checkPrecondition(ifMatch, cur); err != nil {
 			return err
 		}
-		var set []string
-		var args []any
-		var changed []int
+		out = record.Row{ID: cur.ID, Values: append([]record.Value(nil), cur.Values...)}
 		var errs []apierror.FieldError
-		out = Row{ID: cur.ID, Values: append([]Value(nil), cur.Values...)}
 		codeChanged := false
 		for i := range r.fields.List {
-			f := &r.fields.List[i]
 			if !in.Given[i] || in.Values[i] == cur.Values[i] {
 				continue
 			}
@@ -195,13 +161,8 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 			// A code taken by another record is left to the unique index
 			// (writeError reports it); checking first would cost a query
 			// on every update that changes a code.
-			codeChanged = codeChanged || f.Unique
+			codeChanged = codeChanged || r.fields.List[i].Unique
 			out.Values[i] = v
-			changed = append(changed, i)
-			set, args = append(set, f.Column), append(args, sqlValue(f.Kind, v))
-			if f.Fold != "" {
-				set, args = append(set, f.Fold), append(args, foldArg(v))
-			}
 		}
 		if len(errs) > 0 {
 			// Already refused: now it is worth a query to report a taken
@@ -213,32 +174,11 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 			}
 			return apierror.Fields(errs...)
 		}
-		if len(set) == 0 {
-			return nil
-		}
-		query, qargs := r.updateSQL(id, set, args)
-		res, err := tx.ExecContext(ctx, query, qargs...)
-		if err != nil {
-			return err
-		}
-		// MySQL counts changed rows, SQLite and PostgreSQL matched rows;
-		// the record is locked or the writer serialised, so none means it
-		// is gone.
-		if n, err := res.RowsAffected(); err == nil && n == 0 && !r.db.MySQL() {
-			return apierror.NotFoundError()
-		}
-		if slices.Contains(changed, r.fields.Parent) {
-			if err := r.db.MoveClosure(ctx, tx, r.desc.Table, id); err != nil {
-				return err
-			}
-		}
-		if err := r.reindexSubstrings(ctx, tx, id, changed, out.Values); err != nil {
-			return err
-		}
-		return r.db.Updated(ctx, tx, r.desc.Table)
+		_, err = r.table.Update(ctx, tx, cur, out)
+		return err
 	})
 	if err != nil {
-		return Row{}, r.writeError(err, in)
+		return record.Row{}, r.writeError(err, in)
 	}
 	return out, nil
 }
@@ -247,7 +187,7 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 // parent (409). The foreign key refuses the delete too, should a child be
 // created concurrently.
 func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) error {
-	err := r.db.InTx(ctx, func(tx *ent.Client) error {
+	err := r.db.InTx(ctx, func(tx db.Tx) error {
 		cur, err := r.get(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -263,24 +203,8 @@ func (r *Resource) Delete(ctx context.Context, id int, ifMatch Precondition) err
 			if n > 0 {
 				return r.hasChildren(n)
 			}
-			// Locked, with no child: its ancestors are as its closure
-			// rows say, and stay so until it is gone.
-			if err := r.db.CountBelow(ctx, tx, r.desc.Table, []int{id}, -1); err != nil {
-				return err
-			}
-			if err := r.db.DropCounts(ctx, tx, r.desc.Table, id); err != nil {
-				return err
-			}
 		}
-		res, err := tx.ExecContext(ctx, r.sql.remove, id)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 0 {
-			return err
-		}
-		return r.db.Counted(ctx, tx, r.desc.Table, []int{id}, -1)
+		return r.table.Delete(ctx, tx, cur)
 	})
 	if err != nil && db.IsForeignKeyViolation(err) {
 		return r.hasChildren(0)
@@ -304,7 +228,7 @@ func (r *Resource) hasChildren(n int) error {
 
 // checkCode reports a code that another record (not id) already holds,
 // ignoring letter case.
-func (r *Resource) checkCode(ctx context.Context, tx *ent.Client, id int, code string) *apierror.FieldError {
+func (r *Resource) checkCode(ctx context.Context, tx db.Tx, id int, code string) *apierror.FieldError {
 	var other int
 	err := db.QueryRow(ctx, tx, r.sql.idByCode, []any{casefold.Fold(code)}, &other)
 	if err == nil && other != id {
@@ -321,7 +245,7 @@ func (r *Resource) checkCode(ctx context.Context, tx *ent.Client, id int, code s
 // any of those records until this transaction ends. Two updates that would
 // together close a cycle therefore serialise (or deadlock, and InTx retries
 // the loser), and the second sees the first's result.
-func (r *Resource) checkParent(ctx context.Context, tx *ent.Client, id, parent int) (*apierror.FieldError, error) {
+func (r *Resource) checkParent(ctx context.Context, tx db.Tx, id, parent int) (*apierror.FieldError, error) {
 	field := r.fields.List[r.fields.Parent].Key
 	if parent == id {
 		return &apierror.FieldError{Field: field, Msg: "This " + r.desc.Name + " cannot be its own parent."}, nil
@@ -370,7 +294,14 @@ func (r *Resource) tooDeep(parent int) apierror.FieldError {
 		"This %s cannot be placed under %s %d: the hierarchy would be more than %d levels deep.", r.desc.Name, r.desc.Name, parent, MaxDepth)}
 }
 
-func (r *Resource) checkPrecondition(ifMatch Precondition, row Row) error {
+// moveTooLarge is the error of a move larger than PERSONNEL_MOVE_LIMIT.
+func (r *Resource) moveTooLarge(e *db.MoveTooLargeError) apierror.FieldError {
+	return apierror.FieldError{Field: r.fields.List[r.fields.Parent].Key, Msg: fmt.Sprintf(
+		"This move would move %d %s records at once (rewriting %d rows of the hierarchy, more than the limit of %d); "+
+			"move some of the records below it first.", e.Records, r.desc.Name, e.Rows, e.Limit)}
+}
+
+func (r *Resource) checkPrecondition(ifMatch Precondition, row record.Row) error {
 	if ifMatch == nil || ifMatch.Matches(r.ETag(row)) {
 		return nil
 	}
@@ -383,11 +314,17 @@ func (r *Resource) checkPrecondition(ifMatch Precondition, row Row) error {
 // see: another writer took the code or deleted the parent meanwhile.
 func (r *Resource) writeError(err error, in Input) error {
 	p := r.fields.Parent
+	var deep *db.TooDeepError
+	var large *db.MoveTooLargeError
 	switch {
 	case db.IsUniqueViolation(err):
 		return apierror.Fields(apierror.FieldError{Field: r.fields.List[r.fields.Code].Key, Msg: r.msgCodeExists})
 	case db.IsForeignKeyViolation(err) && p >= 0 && in.Given[p] && in.Values[p].Valid:
 		return apierror.Fields(apierror.FieldError{Field: r.fields.List[p].Key, Msg: msgNoSuchParent(strconv.FormatInt(in.Values[p].Int, 10))})
+	case errors.As(err, &deep):
+		return apierror.Fields(r.tooDeep(deep.Parent))
+	case errors.As(err, &large):
+		return apierror.Fields(r.moveTooLarge(large))
 	}
 	return r.storeError(err)
 }
@@ -395,11 +332,16 @@ func (r *Resource) writeError(err error, in Input) error {
 // storeError maps the errors every operation can meet.
 func (r *Resource) storeError(err error) error {
 	var ae *apierror.Error
+	var busy *db.BusyError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, db.ErrGone):
+		return apierror.NotFoundError()
 	case errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &busy):
+		return apierror.Busy(err)
 	case db.IsUnavailable(err):
 		return apierror.Unavailability(err)
 	}

@@ -104,7 +104,7 @@ func BenchmarkAPI(b *testing.B) {
 			root := benchTree(b, a, 10000)
 			if be.Name == config.DriverPostgres {
 				// What autovacuum does soon after a load, and personnel
-				// seed at once (db.BulkLoad): without statistics the
+				// seed at once (db.Table.BulkLoad): without statistics the
 				// planner scans where an index serves, and index-only
 				// scans visit the table until pages are marked all-visible.
 				if _, err := a.db.Write().ExecContext(ctx, "VACUUM (ANALYZE)"); err != nil {
@@ -118,15 +118,10 @@ func BenchmarkAPI(b *testing.B) {
 			}
 			r := res{config.Resource{Path: "departments", Fields: config.ResourceFields{Code: "dept_code", Name: "dept_name", Parent: "parent_dept"}}}
 			const cols = "SELECT `id`, `dept_code`, `dept_name`, `parent_dept_id` FROM `personnel_department`"
-			// The count of a whole table: SQLite keeps it in a table of its
-			// own (db.CountTable), MySQL and PostgreSQL count.
+			// The count of a whole table, and the count the service keeps
+			// (read as it reads it).
 			total := "SELECT COUNT(*) FROM `personnel_department`"
-			// The count the service keeps (read as it reads it).
 			kept := "SELECT COALESCE(SUM(`records`), 0) FROM `personnel_count_slot` WHERE `table_name` = 'personnel_department'"
-			if be.Name == config.DriverSQLite {
-				total = "SELECT `records` FROM `personnel_record_count` WHERE `table_name` = 'personnel_department'"
-				kept = total
-			}
 			get := func(path string) func(b *testing.B) {
 				return func(b *testing.B) {
 					for b.Loop() {
@@ -156,7 +151,7 @@ func BenchmarkAPI(b *testing.B) {
 				count := a.db.SQL().Raw("SELECT (SELECT COUNT(*) FROM ")
 				sub := db.NewSubstring("personnel_department", "dept_name_fold", sr.term)
 				sub.From(count, "g").Raw("), ")
-				a.db.KeptCount(count, "personnel_department")
+				a.db.Table(server.CompiledResources()[0]).KeptCount(count)
 				var matches, total int
 				if err := read.QueryRow(count.String(), count.Args...).Scan(&matches, &total); err != nil {
 					b.Fatal(err)

@@ -45,10 +45,7 @@ func (tr tree) above(id int) []int { // root first
 // what tr says.
 func checkHierarchy(t *testing.T, a *api, r res, tr tree, rng *rand.Rand, when string) {
 	t.Helper()
-	if err := a.db.CheckClosure(context.Background()); err != nil {
-		t.Fatalf("%s: %v", when, err)
-	}
-	if err := a.db.CheckIDBlocks(context.Background()); err != nil {
+	if err := a.db.Check(context.Background()); err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}
 	var ids []int
@@ -91,7 +88,7 @@ func checkHierarchy(t *testing.T, a *api, r res, tr tree, rng *rand.Rand, when s
 // hierarchy queries answer from it what the parents say.
 func TestHierarchy_TheClosureFollowsEveryCreateMoveDeleteAndLoad(t *testing.T) {
 	forEachTree(t, func(t *testing.T, a *api, r res) {
-		for _, s := range []string{db.ClosureStructure, db.SubtreeCountStructure} {
+		for _, s := range []string{db.ClosureStructure, db.CountStructure} {
 			if !a.db.Trusted(context.Background(), r.Table, s) {
 				t.Fatalf("the %s of a new table is not trusted", s)
 			}
@@ -211,10 +208,7 @@ func TestRace_CreatesAndMovesInAMovingSubtreeKeepTheClosureExact(t *testing.T) {
 				tr[id] = parents[i]
 				inside = append(inside, id)
 			}
-			if err := a.db.CheckClosure(context.Background()); err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			if err := a.db.CheckIDBlocks(context.Background()); err != nil {
+			if err := a.db.Check(context.Background()); err != nil {
 				t.Fatalf("round %d: %v", round, err)
 			}
 		}
@@ -224,10 +218,9 @@ func TestRace_CreatesAndMovesInAMovingSubtreeKeepTheClosureExact(t *testing.T) {
 
 // An upgrade: an earlier version created and moved records without a
 // closure, and no state says it is whole. A replica of this version then
-// answers hierarchy queries by walking the table (MySQL and PostgreSQL,
-// where an earlier replica may still be writing) or from the closure its
-// start rebuilt (SQLite); after personnel reindex from the closure, and
-// every answer is right throughout.
+// answers hierarchy queries by walking the table; after personnel reindex
+// from the closure (with its subtree counts), and every answer is right
+// throughout.
 func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 	forEachTree(t, func(t *testing.T, a *api, r res) {
 		ctx := context.Background()
@@ -250,8 +243,8 @@ func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 
 		b := a.replica(t)
 		d := b.db
-		if trusted := d.Trusted(ctx, r.Table, db.ClosureStructure); trusted != (a.backend == "sqlite") {
-			t.Fatalf("after the start the closure is trusted: %v", trusted)
+		if d.Trusted(ctx, r.Table, db.ClosureStructure) {
+			t.Fatal("after the start the closure is trusted")
 		}
 		check := func(when string) {
 			t.Helper()
@@ -275,15 +268,13 @@ func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 			}
 		}
 		check("before the reindex")
-		if err := d.Reindex(ctx, false, nil); err != nil {
+		if err := d.Reindex(ctx, false, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []string{db.ClosureStructure, db.SubtreeCountStructure} {
-			if !d.Trusted(ctx, r.Table, s) {
-				t.Fatalf("the %s is not trusted after the reindex", s)
-			}
+		if !d.Trusted(ctx, r.Table, db.ClosureStructure) {
+			t.Fatal("the closure is not trusted after the reindex")
 		}
-		if err := d.CheckClosure(ctx); err != nil {
+		if err := d.Check(ctx); err != nil {
 			t.Fatalf("after the reindex: %v", err)
 		}
 		check("after the reindex")
@@ -350,7 +341,7 @@ func TestRace_SubtreeCountsRebuiltWhileWritesGoOnEndExact(t *testing.T) {
 				}
 			}()
 		}
-		err := a.db.Reindex(ctx, true, nil)
+		err := a.db.Reindex(ctx, true, nil, nil)
 		close(done)
 		wg.Wait()
 		close(failures)
@@ -360,66 +351,9 @@ func TestRace_SubtreeCountsRebuiltWhileWritesGoOnEndExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := a.db.CheckClosure(ctx); err != nil {
+		if err := a.db.Check(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.db.CheckIDBlocks(ctx); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-// An upgrade from the version that kept a closure but no subtree counts:
-// its records are linked, and the counts' table does not exist. A replica
-// of this version counts descendants from the closure until personnel
-// reindex (MySQL and PostgreSQL), or from the counts its start built
-// (SQLite); the count is right throughout.
-func TestHierarchy_SubtreeCountsFromBeforeAreUsedOnlyOnceReindexed(t *testing.T) {
-	forEachTree(t, func(t *testing.T, a *api, r res) {
-		ctx := context.Background()
-		top := a.create(r, "TOP", "t", nil)
-		tr := tree{top: 0}
-		for i, p := range []int{top, top, 0, 0} {
-			if p == 0 {
-				p = a.create(r, fmt.Sprintf("MID%d", i), "m", top)
-				tr[p] = top
-			}
-			tr[a.create(r, fmt.Sprintf("LOW%d", i), "l", p)] = p
-		}
-		a.exec(a.db.SQL().Raw("DROP TABLE ").Ident(db.SubtreeCountTable(r.Table)))
-		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident("personnel_derived").Raw(" WHERE ").Ident("table_name").Raw(" = ").Arg(r.Table).
-			Raw(" AND ").Ident("structure").Raw(" = ").Arg(db.SubtreeCountStructure))
-
-		b := a.replica(t)
-		if trusted := b.db.Trusted(ctx, r.Table, db.SubtreeCountStructure); trusted != (a.backend == "sqlite") {
-			t.Fatalf("after the start the subtree counts are trusted: %v", trusted)
-		}
-		if !b.db.Trusted(ctx, r.Table, db.ClosureStructure) {
-			t.Fatal("the closure, whole before, is not trusted")
-		}
-		check := func(when string) {
-			t.Helper()
-			for id := range tr {
-				want := len(tr.below(id))
-				if lb := r.decodeList(t, b.do(http.MethodGet, r.item(id)+"descendants/?page_size=1", nil)); lb.Count != want {
-					t.Errorf("%s: %d records below %d, want %d", when, lb.Count, id, want)
-				}
-			}
-		}
-		check("before the reindex")
-		// A write of this version meanwhile counts too.
-		tr[b.create(r, "NEW", "n", top)] = top
-		check("after a create")
-		if err := b.db.Reindex(ctx, false, nil); err != nil {
-			t.Fatal(err)
-		}
-		if !b.db.Trusted(ctx, r.Table, db.SubtreeCountStructure) {
-			t.Fatal("the subtree counts are not trusted after the reindex")
-		}
-		if err := b.db.CheckClosure(ctx); err != nil {
-			t.Fatalf("after the reindex: %v", err)
-		}
-		check("after the reindex")
 	})
 }
 
@@ -434,13 +368,13 @@ func TestReindex_RebuildsWhatIsNotTrustedAndEverythingWithAll(t *testing.T) {
 		a.exec(a.db.SQL().Raw("UPDATE ").Ident(db.SubtreeCountTable(r.Table)).Raw(" SET ").Ident("records").Raw(" = ").
 			Ident("records").Raw(" + 3"))
 		a.exec(a.db.SQL().Raw("UPDATE ").Ident("personnel_derived").Raw(" SET ").Ident("trusted").Raw(" = 0 WHERE ").
-			Ident("table_name").Raw(" = ").Arg(r.Table).Raw(" AND ").Ident("structure").Raw(" = ").Arg(db.ClosureStructure))
+			Ident("table_name").Raw(" = ").Arg(r.Table).Raw(" AND ").Ident("structure").Raw(" = ").Arg(db.CountStructure))
 		reindex := func(all bool) map[string]bool {
 			t.Helper()
 			rebuilt := map[string]bool{}
-			err := a.db.Reindex(ctx, all, func(s db.Structure, rebuild bool) {
-				if s.Table.Table == r.Table {
-					rebuilt[s.Name] = rebuild
+			err := a.db.Reindex(ctx, all, nil, func(tb *db.Table, s db.Structure, rebuild bool) {
+				if tb.Name == r.Table {
+					rebuilt[s.Name()] = rebuild
 				}
 			})
 			if err != nil {
@@ -449,17 +383,17 @@ func TestReindex_RebuildsWhatIsNotTrustedAndEverythingWithAll(t *testing.T) {
 			return rebuilt
 		}
 		got := reindex(false)
-		if !got[db.ClosureStructure] || got[db.SubtreeCountStructure] {
-			t.Fatalf("reindex rebuilt %v; want the closure (not trusted) and not the subtree counts (trusted)", got)
+		if !got[db.CountStructure] || got[db.ClosureStructure] {
+			t.Fatalf("reindex rebuilt %v; want the counts (not trusted) and not the closure (trusted)", got)
 		}
-		if err := a.db.CheckClosure(ctx); err == nil {
+		if err := a.db.Check(ctx); err == nil {
 			t.Fatal("the drifted subtree counts were mended by a reindex that was to keep them")
 		}
 		got = reindex(true)
-		if !got[db.ClosureStructure] || !got[db.SubtreeCountStructure] {
+		if !got[db.ClosureStructure] || !got[db.CountStructure] {
 			t.Fatalf("reindex --all rebuilt %v; want everything", got)
 		}
-		if err := a.db.CheckClosure(ctx); err != nil {
+		if err := a.db.Check(ctx); err != nil {
 			t.Fatalf("after reindex --all: %v", err)
 		}
 	})

@@ -90,7 +90,7 @@ func TestList_SearchCountsAreKeptUntilTheTableChanges(t *testing.T) {
 		counts("kept, though a record went behind the service's back", 12)
 		// The repair for writes behind the service's back: the rebuild
 		// moves the change number on, so nothing kept is used again.
-		if err := a.db.Reindex(t.Context(), true, nil); err != nil {
+		if err := a.db.Reindex(t.Context(), true, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		counts("after a reindex", 11)

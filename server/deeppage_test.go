@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"personnel/db"
-	"personnel/ent"
+	store "personnel/record"
 	"personnel/resource"
 	"personnel/server"
 )
@@ -112,7 +112,7 @@ func TestList_DeepPagesInIDOrderHoldTheRecordsAtTheirOffset(t *testing.T) {
 			past := (len(ids)+size-1)/size + 1
 			wantError(t, a.do(http.MethodGet, r.query(fmt.Sprintf("page_size=%d&page=%d", size, past)), nil), http.StatusNotFound)
 		}
-		if err := a.db.CheckIDBlocks(context.Background()); err != nil {
+		if err := a.db.Check(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 
@@ -179,19 +179,15 @@ func TestRace_DeepPagesWhileRecordsAreDeletedAreEachTheTablesPageAtSomeMoment(t 
 				}
 				started.Add(1)
 				pair := []int{first[k], second[k]}
-				err := a.db.InTx(ctx, func(tx *ent.Client) error {
-					if r.Hierarchical() { // no children: the counts of none above to take from
-						for _, id := range pair {
-							if err := a.db.DropCounts(ctx, tx, r.Table, id); err != nil {
-								return err
-							}
+				table := a.db.Table(r.Resource)
+				err := a.db.InTx(ctx, func(tx db.Tx) error {
+					for _, id := range pair { // leaves: no children
+						row := store.Row{ID: id, Values: make([]store.Value, len(table.Fields.List))}
+						if err := table.Delete(ctx, tx, row); err != nil {
+							return err
 						}
 					}
-					s := a.db.SQL().Raw("DELETE FROM ").Ident(r.Table).Raw(" WHERE ").Ident("id").Raw(" IN (").Arg(pair[0]).Raw(", ").Arg(pair[1]).Raw(")")
-					if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
-						return err
-					}
-					return a.db.Counted(ctx, tx, r.Table, pair, -1)
+					return nil
 				})
 				if err != nil {
 					t.Error(err)
@@ -220,7 +216,7 @@ func TestRace_DeepPagesWhileRecordsAreDeletedAreEachTheTablesPageAtSomeMoment(t 
 		if t.Failed() {
 			return
 		}
-		if err := a.db.CheckIDBlocks(ctx); err != nil {
+		if err := a.db.Check(ctx); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%d pages read during %d steps", reads, len(first))

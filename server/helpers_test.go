@@ -57,7 +57,13 @@ func newAPIWith(t testing.TB, b dbtest.Backend, opts []server.Option, adjust ...
 	for _, f := range adjust {
 		f(cfg)
 	}
-	d := dbtest.MustOpen(t, cfg)
+	return newAPIOn(t, b, cfg, dbtest.MustOpen(t, cfg), opts...)
+}
+
+// newAPIOn is newAPIWith on a database opened already (with keepers added
+// to it, say).
+func newAPIOn(t testing.TB, b dbtest.Backend, cfg *config.Config, d *db.DB, opts ...server.Option) *api {
+	t.Helper()
 	srv, err := server.New(cfg, d, opts...)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

@@ -13,6 +13,7 @@ var compiledResources = []config.Resource{
 		Table:  "personnel_department",
 		Fields: config.ResourceFields{Code: "dept_code", Name: "dept_name", Parent: "parent_dept"},
 		Limits: config.ResourceLimits{Code: 50, Name: 100},
+		Search: config.ResourceSearch{Code: "index", Name: "index"},
 	},
 	config.Resource{
 		Name:   "area",
@@ -20,5 +21,6 @@ var compiledResources = []config.Resource{
 		Table:  "personnel_area",
 		Fields: config.ResourceFields{Code: "area_code", Name: "area_name", Parent: "parent_area"},
 		Limits: config.ResourceLimits{Code: 50, Name: 100},
+		Search: config.ResourceSearch{Code: "index", Name: "index"},
 	},
 }

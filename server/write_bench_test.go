@@ -12,6 +12,7 @@ import (
 	"personnel/config"
 	"personnel/db"
 	"personnel/db/dbtest"
+	store "personnel/record"
 	"personnel/seed"
 	"personnel/server"
 )
@@ -87,13 +88,12 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 			return err
 		})
 	})
-	// The statements the service issues for a create, issued directly:
+	// The statements the service issues for a create, issued directly
+	// through the store's table (its write hook) on a plain transaction:
 	// the record, its closure rows, its substring index rows, its
-	// ancestors' subtree counts, its id block, and the change number
-	// (the table's count is the triggers'). The record's INSERT alone is
-	// sql_normal above: since the substring index replaced FTS5 and its
-	// triggers, that is no longer all a create writes.
-	const table = "personnel_department"
+	// ancestors' subtree counts, its counts. The record's INSERT alone is
+	// sql_normal above.
+	table := bd.Table(server.CompiledResources()[0])
 	b.Run("create/sql_normal_same_statements", func(b *testing.B) {
 		parallel(b, func() error {
 			code := fmt.Sprintf("bench-t%d", seq.Add(1))
@@ -103,29 +103,11 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 				return err
 			}
 			defer tx.Rollback()
-			res, err := tx.Exec("INSERT INTO `personnel_department` (`dept_code`, `dept_code_fold`, `dept_name`, `dept_name_fold`, `parent_dept_id`) VALUES (?, ?, ?, ?, ?)",
-				code, code, name, name, root)
-			if err != nil {
-				return err
-			}
-			id, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			ids := []int{int(id)}
-			if _, err := bd.LinkClosure(ctx, tx, table, ids); err != nil {
-				return err
-			}
-			if err := bd.AddSubstrings(ctx, tx, table, "dept_code_fold", []db.Folded{{ID: ids[0], Value: code}}); err != nil {
-				return err
-			}
-			if err := bd.AddSubstrings(ctx, tx, table, "dept_name_fold", []db.Folded{{ID: ids[0], Value: name}}); err != nil {
-				return err
-			}
-			if err := bd.CountBelow(ctx, tx, table, ids, 1); err != nil {
-				return err
-			}
-			if err := bd.Counted(ctx, tx, table, ids, 1); err != nil {
+			row := store.Row{Values: table.Fields.Defaults()}
+			row.Values[table.Fields.Code] = store.Value{Str: code, Valid: true}
+			row.Values[table.Fields.Name] = store.Value{Str: name, Valid: true}
+			row.Values[table.Fields.Parent] = store.Value{Int: root, Valid: true}
+			if err := table.Insert(ctx, db.SQLTx{Tx: tx}, []store.Row{row}); err != nil {
 				return err
 			}
 			return tx.Commit()
@@ -141,9 +123,9 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 		})
 	})
 	// A rename issued directly: the record read and written in one
-	// transaction, as the service's update does; with all, also what the
-	// service writes beside it for a rename (the name's substring index
-	// rows replaced, the change number).
+	// transaction, as the service's update does; with all, through the
+	// store's table, which writes beside it what the service writes for a
+	// rename (the name's substring index rows replaced, the change number).
 	rename := func(all bool) func() error {
 		const cols = "SELECT `id`, `dept_code`, `dept_name`, `parent_dept_id` FROM `personnel_department`"
 		return func() error {
@@ -158,19 +140,20 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 			if err := tx.QueryRow(cols+" WHERE `id` = ?", id).Scan(&rid, &code, &old, &parent); err != nil {
 				return err
 			}
-			if _, err := tx.Exec("UPDATE `personnel_department` SET `dept_name` = ?, `dept_name_fold` = ? WHERE `id` = ?", name, name, id); err != nil {
-				return err
+			if !all {
+				if _, err := tx.Exec("UPDATE `personnel_department` SET `dept_name` = ?, `dept_name_fold` = ? WHERE `id` = ?", name, name, id); err != nil {
+					return err
+				}
+				return tx.Commit()
 			}
-			if all {
-				if err := bd.RemoveSubstrings(ctx, tx, table, "dept_name_fold", id); err != nil {
-					return err
-				}
-				if err := bd.AddSubstrings(ctx, tx, table, "dept_name_fold", []db.Folded{{ID: id, Value: name}}); err != nil {
-					return err
-				}
-				if err := bd.Updated(ctx, tx, table); err != nil {
-					return err
-				}
+			before := store.Row{ID: id, Values: table.Fields.Defaults()}
+			before.Values[table.Fields.Code] = store.Value{Str: code, Valid: true}
+			before.Values[table.Fields.Name] = store.Value{Str: old, Valid: true}
+			before.Values[table.Fields.Parent] = store.Value{Int: parent.Int64, Valid: parent.Valid}
+			after := store.Row{ID: id, Values: append([]store.Value(nil), before.Values...)}
+			after.Values[table.Fields.Name] = store.Value{Str: name, Valid: true}
+			if _, err := table.Update(ctx, db.SQLTx{Tx: tx}, before, after); err != nil {
+				return err
 			}
 			return tx.Commit()
 		}
@@ -180,7 +163,7 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 }
 
 // normalSyncBaseline returns a second database with the service's schema
-// (the count's triggers included) and the same records, opened as a
+// and the same records, opened as a
 // hand-written service would: synchronous=NORMAL, one connection,
 // transactions that begin IMMEDIATE; and the store on the same file, open
 // but idle, whose statement builders the baseline borrows to issue the

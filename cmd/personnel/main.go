@@ -319,37 +319,26 @@ func migrate(args []string, stdout, stderr io.Writer) error {
 	return d.Close()
 }
 
-// recount counts every resource table again and trusts the kept counts
-// from then on: run once no replica of a version that did not keep counts
-// is left.
+// recount counts every resource table again (the counts structure) and
+// trusts the counts: a repair, or the first trust once no replica that
+// does not keep them is left.
 func recount(args []string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig("recount", "Count every resource again and trust the kept counts (after a rolling upgrade).", args, stdout, stderr)
+	cfg, err := loadConfig("recount", "Count every resource again and trust the kept counts.", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	d, err := openDB(context.Background(), cfg)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Recount(context.Background()); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "recounted every resource; lists use the kept counts from now on")
-	return nil
+	return rebuild(cfg, stdout, true, func(s db.Structure) bool { return s.Name() == db.CountStructure },
+		"recounted every resource; every replica uses the kept counts within 5 seconds")
 }
 
-// reindex counts every resource table again and rebuilds what the service
-// keeps beside each (substring indexes, hierarchy closures, subtree
-// counts, id block counts and change numbers) where it is not trusted yet, or all of it with
-// --all, then trusts all of it: run once no replica of an earlier version
-// is left.
-// Replicas of this version may keep serving meanwhile.
+// reindex rebuilds what the service keeps beside each resource table
+// (substring indexes, closures with their subtree counts, the counts)
+// where it is not trusted yet, or all of it with --all, and trusts it.
+// Replicas may keep serving meanwhile; it refuses, naming them, while a
+// replica built for an earlier schema may write without keeping it.
 func reindex(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reindex", "reindex [--all] [-config file.yaml]\n\n"+
-		"Count every resource again, rebuild the search indexes, hierarchy closures, subtree counts, id block counts and change numbers\n"+
-		"not trusted yet "+
-		"(after a rolling upgrade), and trust them.\n", args, stdout, stderr)
+		"Rebuild the search indexes, hierarchy closures and counts not trusted yet, and trust them.\n", args, stdout, stderr)
 	configPath := fs.String("config", "", "YAML file of settings (optional)")
 	all := fs.Bool("all", false, "rebuild every structure, trusted or not (a repair, after writes behind the service's back)")
 	if err := parseFlags(fs, args); err != nil {
@@ -359,22 +348,30 @@ func reindex(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return rebuild(cfg, stdout, *all, nil,
+		"rebuilt what needed it; every replica uses the search indexes, closures and counts within 5 seconds")
+}
+
+// rebuild runs db.Reindex over every compiled resource, saying what it
+// does on stdout.
+func rebuild(cfg *config.Config, stdout io.Writer, all bool, only func(db.Structure) bool, done string) error {
 	d, err := openDB(context.Background(), cfg)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	err = d.Reindex(context.Background(), *all, func(s db.Structure, rebuild bool) {
+	server.Loaders(d) // registers every compiled resource's table
+	err = d.Reindex(context.Background(), all, only, func(t *db.Table, s db.Structure, rebuild bool) {
 		if rebuild {
-			fmt.Fprintf(stdout, "rebuilding %s of %s\n", s.Name, s.Table.Table)
+			fmt.Fprintf(stdout, "rebuilding %s of %s\n", s.Name(), t.Name)
 		} else {
-			fmt.Fprintf(stdout, "keeping %s of %s (trusted; --all rebuilds it too)\n", s.Name, s.Table.Table)
+			fmt.Fprintf(stdout, "keeping %s of %s (trusted; --all rebuilds it too)\n", s.Name(), t.Name)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "recounted every resource and rebuilt what needed it; every replica uses the kept counts, search indexes, closures, subtree counts, id block counts and change numbers within 5 seconds")
+	fmt.Fprintln(stdout, done)
 	return nil
 }
 
@@ -399,6 +396,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	ver, rev := buildInfo()
 	srv, err := server.New(cfg, d, server.WithVersion(ver), server.WithRevision(rev))
 	if err != nil {
+		return err
+	}
+	// A bulk load this process or another did not finish may have left an
+	// index dropped.
+	if err := d.RestoreIndexes(ctx); err != nil {
+		return err
+	}
+	if err := d.Start(ctx, ver, 0); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -77,7 +77,7 @@ func seedCommand(args []string, stdout, stderr io.Writer) error {
 		l := loaders[name]
 		bar := newProgress(stderr, l.Resource().Path)
 		start := time.Now()
-		err := d.BulkLoad(ctx, l.Resource().Table, func() error {
+		err := l.BulkLoad(ctx, func() error {
 			return seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, First: held[name] + 1, Progress: bar.update})
 		})
 		bar.finish()

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"personnel/auth"
+	"personnel/casefold"
 	"personnel/config"
 	"personnel/db/dbtest"
 	entuser "personnel/ent/user"
@@ -207,12 +208,18 @@ func TestUser_LegacyLookAlikesSurviveMigrationAndListMarksThem(t *testing.T) {
 	for _, b := range dbtest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			cfg := useBackend(t, b)
-			// Store look-alikes as a version that allowed them did: names
-			// as given, no key.
+			// Look-alikes as a version that allowed them stored them (names
+			// as given), after the start that gave keys (commit 2bd65ad, the
+			// oldest version whose databases this one adopts): the first by id
+			// got the key, the others none.
 			d := dbtest.MustOpen(t, cfg)
 			hash, _ := bcrypt.GenerateFromPassword([]byte("legacy-password"), 4)
-			for _, name := range []string{"admin", "ADMIN", "ａｄｍｉｎ", "carol"} {
-				if err := d.Write().User.Create().SetUsername(name).SetPasswordHash(string(hash)).SetRole(entuser.RoleEditor).Exec(context.Background()); err != nil {
+			for i, name := range []string{"admin", "ADMIN", "ａｄｍｉｎ", "carol"} {
+				c := d.Write().User.Create().SetUsername(name).SetPasswordHash(string(hash)).SetRole(entuser.RoleEditor)
+				if i == 0 || name == "carol" {
+					c.SetUsernameKey(casefold.Identifier(name))
+				}
+				if err := c.Exec(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}

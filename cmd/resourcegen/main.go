@@ -48,6 +48,9 @@ func run(resourcesPath, schemaDir, registryPath string) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range substringWarnings(rs) {
+		fmt.Fprintln(os.Stderr, "resourcegen: warning:", w)
+	}
 	want := map[string]bool{}
 	for _, r := range rs {
 		name := filepath.Join(schemaDir, r.Name+".go")
@@ -60,6 +63,31 @@ func run(resourcesPath, schemaDir, registryPath string) error {
 		return err
 	}
 	return write(registryPath, registryTmpl, rs)
+}
+
+// substringWarnings names the fields searched through a substring index
+// whose values may be long: the index holds one row per character of
+// every value.
+func substringWarnings(rs []config.Resource) []string {
+	var out []string
+	warn := func(r config.Resource, field string, maxLen int) {
+		out = append(out, fmt.Sprintf("%s.%s is searched with a substring index (search: index) and holds up to %d characters: "+
+			"the index keeps up to %d rows per record for it (search: scan keeps none)", r.Name, field, maxLen, maxLen))
+	}
+	for _, r := range rs {
+		if r.Search.Code == config.SearchIndex && r.Limits.Code > config.SubstringWarnLength {
+			warn(r, r.Fields.Code, r.Limits.Code)
+		}
+		if r.Search.Name == config.SearchIndex && r.Limits.Name > config.SubstringWarnLength {
+			warn(r, r.Fields.Name, r.Limits.Name)
+		}
+		for _, e := range r.Extra {
+			if e.SubstringIndexed() && e.MaxLength > config.SubstringWarnLength {
+				warn(r, e.Name, e.MaxLength)
+			}
+		}
+	}
+	return out
 }
 
 // write renders t with data, formats it and writes it to name, leaving the
@@ -117,6 +145,7 @@ func literal(r config.Resource) string {
 		fmt.Fprintf(&b, ", Parent: %q", r.Fields.Parent)
 	}
 	fmt.Fprintf(&b, "},\nLimits: config.ResourceLimits{Code: %d, Name: %d},\n", r.Limits.Code, r.Limits.Name)
+	fmt.Fprintf(&b, "Search: config.ResourceSearch{Code: %q, Name: %q},\n", r.Search.Code, r.Search.Name)
 	if len(r.Extra) > 0 {
 		b.WriteString("Extra: []config.ExtraField{\n")
 		for _, e := range r.Extra {
@@ -144,6 +173,9 @@ func literal(r config.Resource) string {
 			}
 			if e.Ordering {
 				b.WriteString(", Ordering: true")
+			}
+			if e.Search != "" {
+				fmt.Fprintf(&b, ", Search: %q", e.Search)
 			}
 			b.WriteString("},\n")
 		}

@@ -17,8 +17,6 @@ const (
 	FieldSlot = "slot"
 	// FieldRecords holds the string denoting the records field in the database.
 	FieldRecords = "records"
-	// FieldTrusted holds the string denoting the trusted field in the database.
-	FieldTrusted = "trusted"
 	// Table holds the table name of the countslot in the database.
 	Table = "personnel_count_slot"
 )
@@ -29,7 +27,6 @@ var Columns = []string{
 	FieldTableName,
 	FieldSlot,
 	FieldRecords,
-	FieldTrusted,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -68,9 +65,4 @@ func BySlot(opts ...sql.OrderTermOption) OrderOption {
 // ByRecords orders the results by the records field.
 func ByRecords(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRecords, opts...).ToFunc()
-}
-
-// ByTrusted orders the results by the trusted field.
-func ByTrusted(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldTrusted, opts...).ToFunc()
 }

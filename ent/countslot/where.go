@@ -68,11 +68,6 @@ func Records(v int64) predicate.CountSlot {
 	return predicate.CountSlot(sql.FieldEQ(FieldRecords, v))
 }
 
-// Trusted applies equality check predicate on the "trusted" field. It's identical to TrustedEQ.
-func Trusted(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldEQ(FieldTrusted, v))
-}
-
 // TableNameEQ applies the EQ predicate on the "table_name" field.
 func TableNameEQ(v string) predicate.CountSlot {
 	return predicate.CountSlot(sql.FieldEQ(FieldTableName, v))
@@ -216,46 +211,6 @@ func RecordsLT(v int64) predicate.CountSlot {
 // RecordsLTE applies the LTE predicate on the "records" field.
 func RecordsLTE(v int64) predicate.CountSlot {
 	return predicate.CountSlot(sql.FieldLTE(FieldRecords, v))
-}
-
-// TrustedEQ applies the EQ predicate on the "trusted" field.
-func TrustedEQ(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldEQ(FieldTrusted, v))
-}
-
-// TrustedNEQ applies the NEQ predicate on the "trusted" field.
-func TrustedNEQ(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldNEQ(FieldTrusted, v))
-}
-
-// TrustedIn applies the In predicate on the "trusted" field.
-func TrustedIn(vs ...int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldIn(FieldTrusted, vs...))
-}
-
-// TrustedNotIn applies the NotIn predicate on the "trusted" field.
-func TrustedNotIn(vs ...int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldNotIn(FieldTrusted, vs...))
-}
-
-// TrustedGT applies the GT predicate on the "trusted" field.
-func TrustedGT(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldGT(FieldTrusted, v))
-}
-
-// TrustedGTE applies the GTE predicate on the "trusted" field.
-func TrustedGTE(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldGTE(FieldTrusted, v))
-}
-
-// TrustedLT applies the LT predicate on the "trusted" field.
-func TrustedLT(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldLT(FieldTrusted, v))
-}
-
-// TrustedLTE applies the LTE predicate on the "trusted" field.
-func TrustedLTE(v int) predicate.CountSlot {
-	return predicate.CountSlot(sql.FieldLTE(FieldTrusted, v))
 }
 
 // And groups predicates with the AND operator between them.

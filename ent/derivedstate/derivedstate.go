@@ -17,6 +17,8 @@ const (
 	FieldStructure = "structure"
 	// FieldTrusted holds the string denoting the trusted field in the database.
 	FieldTrusted = "trusted"
+	// FieldSince holds the string denoting the since field in the database.
+	FieldSince = "since"
 	// Table holds the table name of the derivedstate in the database.
 	Table = "personnel_derived"
 )
@@ -27,6 +29,7 @@ var Columns = []string{
 	FieldTableName,
 	FieldStructure,
 	FieldTrusted,
+	FieldSince,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -44,6 +47,8 @@ var (
 	TableNameValidator func(string) error
 	// StructureValidator is a validator for the "structure" field. It is called by the builders before save.
 	StructureValidator func(string) error
+	// DefaultSince holds the default value on creation for the "since" field.
+	DefaultSince int
 )
 
 // OrderOption defines the ordering options for the DerivedState queries.
@@ -67,4 +72,9 @@ func ByStructure(opts ...sql.OrderTermOption) OrderOption {
 // ByTrusted orders the results by the trusted field.
 func ByTrusted(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTrusted, opts...).ToFunc()
+}
+
+// BySince orders the results by the since field.
+func BySince(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSince, opts...).ToFunc()
 }

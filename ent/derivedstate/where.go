@@ -68,6 +68,11 @@ func Trusted(v int) predicate.DerivedState {
 	return predicate.DerivedState(sql.FieldEQ(FieldTrusted, v))
 }
 
+// Since applies equality check predicate on the "since" field. It's identical to SinceEQ.
+func Since(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldEQ(FieldSince, v))
+}
+
 // TableNameEQ applies the EQ predicate on the "table_name" field.
 func TableNameEQ(v string) predicate.DerivedState {
 	return predicate.DerivedState(sql.FieldEQ(FieldTableName, v))
@@ -236,6 +241,46 @@ func TrustedLT(v int) predicate.DerivedState {
 // TrustedLTE applies the LTE predicate on the "trusted" field.
 func TrustedLTE(v int) predicate.DerivedState {
 	return predicate.DerivedState(sql.FieldLTE(FieldTrusted, v))
+}
+
+// SinceEQ applies the EQ predicate on the "since" field.
+func SinceEQ(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldEQ(FieldSince, v))
+}
+
+// SinceNEQ applies the NEQ predicate on the "since" field.
+func SinceNEQ(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldNEQ(FieldSince, v))
+}
+
+// SinceIn applies the In predicate on the "since" field.
+func SinceIn(vs ...int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldIn(FieldSince, vs...))
+}
+
+// SinceNotIn applies the NotIn predicate on the "since" field.
+func SinceNotIn(vs ...int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldNotIn(FieldSince, vs...))
+}
+
+// SinceGT applies the GT predicate on the "since" field.
+func SinceGT(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldGT(FieldSince, v))
+}
+
+// SinceGTE applies the GTE predicate on the "since" field.
+func SinceGTE(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldGTE(FieldSince, v))
+}
+
+// SinceLT applies the LT predicate on the "since" field.
+func SinceLT(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldLT(FieldSince, v))
+}
+
+// SinceLTE applies the LTE predicate on the "since" field.
+func SinceLTE(v int) predicate.DerivedState {
+	return predicate.DerivedState(sql.FieldLTE(FieldSince, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -89,7 +89,6 @@ var (
 		{Name: "table_name", Type: field.TypeString, Size: 64},
 		{Name: "slot", Type: field.TypeInt},
 		{Name: "records", Type: field.TypeInt64},
-		{Name: "trusted", Type: field.TypeInt},
 	}
 	// PersonnelCountSlotTable holds the schema information for the "personnel_count_slot" table.
 	PersonnelCountSlotTable = &schema.Table{
@@ -155,6 +154,7 @@ var (
 		{Name: "table_name", Type: field.TypeString, Size: 64},
 		{Name: "structure", Type: field.TypeString, Size: 128},
 		{Name: "trusted", Type: field.TypeInt},
+		{Name: "since", Type: field.TypeInt, Default: 0},
 	}
 	// PersonnelDerivedTable holds the schema information for the "personnel_derived" table.
 	PersonnelDerivedTable = &schema.Table{
@@ -193,6 +193,21 @@ var (
 			},
 		},
 	}
+	// PersonnelReplicaColumns holds the columns for the "personnel_replica" table.
+	PersonnelReplicaColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString, Size: 255},
+		{Name: "version", Type: field.TypeString, Size: 255},
+		{Name: "schema_version", Type: field.TypeInt},
+		{Name: "started_at", Type: field.TypeInt64},
+		{Name: "seen_at", Type: field.TypeInt64},
+	}
+	// PersonnelReplicaTable holds the schema information for the "personnel_replica" table.
+	PersonnelReplicaTable = &schema.Table{
+		Name:       "personnel_replica",
+		Columns:    PersonnelReplicaColumns,
+		PrimaryKey: []*schema.Column{PersonnelReplicaColumns[0]},
+	}
 	// PersonnelUserColumns holds the columns for the "personnel_user" table.
 	PersonnelUserColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -220,6 +235,7 @@ var (
 		PersonnelDepartmentTable,
 		PersonnelDerivedTable,
 		PersonnelLoginFailureTable,
+		PersonnelReplicaTable,
 		PersonnelUserTable,
 	}
 )
@@ -245,6 +261,9 @@ func init() {
 	}
 	PersonnelLoginFailureTable.Annotation = &entsql.Annotation{
 		Table: "personnel_login_failure",
+	}
+	PersonnelReplicaTable.Annotation = &entsql.Annotation{
+		Table: "personnel_replica",
 	}
 	PersonnelUserTable.Annotation = &entsql.Annotation{
 		Table: "personnel_user",

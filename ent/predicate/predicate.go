@@ -24,5 +24,8 @@ type DerivedState func(*sql.Selector)
 // LoginFailure is the predicate function for loginfailure builders.
 type LoginFailure func(*sql.Selector)
 
+// Replica is the predicate function for replica builders.
+type Replica func(*sql.Selector)
+
 // User is the predicate function for user builders.
 type User func(*sql.Selector)

@@ -24,6 +24,7 @@ func (Area) Mixin() []ent.Mixin {
 				Table:  "personnel_area",
 				Fields: config.ResourceFields{Code: "area_code", Name: "area_name", Parent: "parent_area"},
 				Limits: config.ResourceLimits{Code: 50, Name: 100},
+				Search: config.ResourceSearch{Code: "index", Name: "index"},
 			},
 		},
 	}

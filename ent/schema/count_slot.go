@@ -23,9 +23,6 @@ func (CountSlot) Fields() []ent.Field {
 		field.String("table_name").MaxLen(64),
 		field.Int("slot"),
 		field.Int64("records"),
-		// 1 once the count is known to be whole: not while replicas of a
-		// version that did not keep counts may still be writing.
-		field.Int("trusted"),
 	}
 }
 

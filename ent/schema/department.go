@@ -24,6 +24,7 @@ func (Department) Mixin() []ent.Mixin {
 				Table:  "personnel_department",
 				Fields: config.ResourceFields{Code: "dept_code", Name: "dept_name", Parent: "parent_dept"},
 				Limits: config.ResourceLimits{Code: 50, Name: 100},
+				Search: config.ResourceSearch{Code: "index", Name: "index"},
 			},
 		},
 	}

@@ -21,8 +21,12 @@ func (DerivedState) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("table_name").MaxLen(64),
 		field.String("structure").MaxLen(128),
-		// 1 once the structure is whole and kept by every writer.
+		// 1 once the structure is whole and kept by every writer (the
+		// trust rule: db/trust.go).
 		field.Int("trusted"),
+		// The schema version (migration step) that created the structure:
+		// replicas built for an earlier schema do not keep it.
+		field.Int("since").Default(0),
 	}
 }
 

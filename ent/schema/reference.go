@@ -5,8 +5,6 @@
 package schema
 
 import (
-	"strconv"
-
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/entsql"
@@ -18,6 +16,7 @@ import (
 
 	"personnel/casefold"
 	"personnel/config"
+	"personnel/record"
 )
 
 // Reference is the shape of a coded reference resource: a code unique
@@ -36,71 +35,86 @@ type Reference struct {
 	Resource config.Resource // the resource's entry in config/resources.yaml
 }
 
-// Fields of a reference resource. Extra fields are nullable in the
-// database whatever the API requires, so that adding one to a table that
-// already holds records never fails; a default fills the existing rows.
+// Fields of a reference resource, from its field table (package record),
+// the one place its columns are worked out. Extra fields are nullable in
+// the database whatever the API requires, so that adding one to a table
+// that already holds records never fails; a default fills the existing
+// rows.
 func (r Reference) Fields() []ent.Field {
-	res := r.Resource
-	text := func(name, column string, size int) ent.Field {
-		return field.String(name).StorageKey(column).Annotations(entsql.Annotation{Size: int64(size)})
-	}
-	fields := []ent.Field{
-		text("code", res.Fields.Code, res.Limits.Code),
-		text("code_fold", res.Fields.Code+"_fold", casefold.Expansion*res.Limits.Code),
-		text("name", res.Fields.Name, res.Limits.Name),
-		text("name_fold", res.Fields.Name+"_fold", casefold.Expansion*res.Limits.Name),
-	}
-	if res.Hierarchical() {
-		fields = append(fields, field.Int("parent_id").StorageKey(res.Fields.Parent+"_id").Optional().Nillable())
-	}
-	for _, e := range res.Extra {
-		fields = append(fields, extraField(e))
-		if e.Folded() {
-			fields = append(fields, field.String("x_"+e.Name+"_fold").StorageKey(e.Name+"_fold").Optional().Nillable().
-				Annotations(entsql.Annotation{Size: int64(casefold.Expansion * e.MaxLength)}))
+	fs := record.New(r.Resource)
+	var fields []ent.Field
+	for i := range fs.List {
+		f := &fs.List[i]
+		name := entName(fs, i)
+		switch i {
+		case fs.Code, fs.Name:
+			fields = append(fields, text(name, f.Column, f.MaxLen))
+		case fs.Parent:
+			fields = append(fields, field.Int(name).StorageKey(f.Column).Optional().Nillable())
+		default:
+			fields = append(fields, extraField(name, f))
+		}
+		if f.Fold != "" {
+			fold := text(name+"_fold", f.Fold, casefold.Expansion*f.MaxLen)
+			if i != fs.Code && i != fs.Name {
+				fold = field.String(name + "_fold").StorageKey(f.Fold).Optional().Nillable().
+					Annotations(entsql.Annotation{Size: int64(casefold.Expansion * f.MaxLen)})
+			}
+			fields = append(fields, fold)
 		}
 	}
 	return fields
 }
 
-// extraField is the Ent field of an extra field of the config. Field names
-// are prefixed so that an extra field can never clash with the names Ent
-// gives code, name and parent; the column is the API name.
-func extraField(e config.ExtraField) ent.Field {
-	name := "x_" + e.Name
-	switch e.Type {
-	case config.TypeInteger:
-		f := field.Int64(name).StorageKey(e.Name).Optional().Nillable()
-		if e.Default != nil {
-			n, _ := strconv.ParseInt(*e.Default, 10, 64)
-			f = f.Default(n)
+// entName is the Ent name of field i: code, name and parent_id for the
+// three the mixin always has, and extra fields prefixed so that they can
+// never clash with those; the column is the API name.
+func entName(fs record.Fields, i int) string {
+	switch i {
+	case fs.Code:
+		return "code"
+	case fs.Name:
+		return "name"
+	case fs.Parent:
+		return "parent_id"
+	}
+	return "x_" + fs.List[i].Key
+}
+
+func text(name, column string, size int) ent.Field {
+	return field.String(name).StorageKey(column).Annotations(entsql.Annotation{Size: int64(size)})
+}
+
+// extraField is the Ent field of an extra field.
+func extraField(name string, f *record.Field) ent.Field {
+	switch f.Kind {
+	case record.KindInteger:
+		e := field.Int64(name).StorageKey(f.Column).Optional().Nillable()
+		if f.Default.Valid {
+			e = e.Default(f.Default.Int)
 		}
-		return f
-	case config.TypeBoolean:
-		f := field.Bool(name).StorageKey(e.Name).Optional().Nillable()
-		if e.Default != nil {
-			f = f.Default(*e.Default == "true")
+		return e
+	case record.KindBoolean:
+		e := field.Bool(name).StorageKey(f.Column).Optional().Nillable()
+		if f.Default.Valid {
+			e = e.Default(f.Default.Int == 1)
 		}
-		return f
-	case config.TypeDate:
+		return e
+	case record.KindDate:
 		// A date, not a time: DATE on MySQL and PostgreSQL, and a column
 		// SQLite's driver reads back as a time because of its declared type.
-		f := field.Time(name).StorageKey(e.Name).Optional().Nillable().
+		e := field.Time(name).StorageKey(f.Column).Optional().Nillable().
 			SchemaType(map[string]string{dialect.MySQL: "date", dialect.Postgres: "date", dialect.SQLite: "date"})
-		if e.Default != nil {
-			f = f.Annotations(entsql.Default(*e.Default))
+		if f.Default.Valid {
+			e = e.Annotations(entsql.Default(f.Default.Str))
 		}
-		return f
+		return e
 	}
-	size := e.MaxLength
-	if e.Type == config.TypeChoice {
-		size = config.MaxChoiceLength
+	e := field.String(name).StorageKey(f.Column).Optional().Nillable().Annotations(entsql.Annotation{Size: int64(f.MaxLen)})
+	if f.Default.Valid {
+		e = e.Default(f.Default.Str)
 	}
-	f := field.String(name).StorageKey(e.Name).Optional().Nillable().Annotations(entsql.Annotation{Size: int64(size)})
-	if e.Default != nil {
-		f = f.Default(*e.Default)
-	}
-	return f
+	return e
 }
 
 // Edges bind parent_id to a self-referencing parent/children edge. The
@@ -150,32 +164,7 @@ func (r Reference) Indexes() []ent.Index {
 	return idx
 }
 
-// Annotations name the table and mark the schema as a reference resource,
-// which the template ent/template/resource.tmpl looks for.
+// Annotations name the table.
 func (r Reference) Annotations() []schema.Annotation {
-	return []schema.Annotation{
-		entsql.Annotation{Table: r.Resource.Table},
-		ResourceAnnotation{Resource: r.Resource.Name, Search: r.searchColumns()},
-	}
+	return []schema.Annotation{entsql.Annotation{Table: r.Resource.Table}}
 }
-
-// searchColumns are the folded columns that substring filters search.
-func (r Reference) searchColumns() []string {
-	cols := []string{r.Resource.Fields.Code + "_fold", r.Resource.Fields.Name + "_fold"}
-	for _, e := range r.Resource.Extra {
-		if e.Folded() && e.HasFilter(config.FilterIContains) {
-			cols = append(cols, e.Name+"_fold")
-		}
-	}
-	return cols
-}
-
-// ResourceAnnotation marks an Ent type as a reference resource, for code
-// generation.
-type ResourceAnnotation struct {
-	Resource string   // the resource's name in config/resources.yaml
-	Search   []string // the folded columns substring filters search
-}
-
-// Name implements schema.Annotation.
-func (ResourceAnnotation) Name() string { return "Resource" }

@@ -1,8 +1,15 @@
-package resource
+// Package record describes the records of a resource: its field table,
+// worked out once from the resource's config entry (JSON keys, columns and
+// their case-folded copies, kinds, rules, filters, how each is searched),
+// and the values of one record. The Ent schema, the store and the HTTP
+// layer all iterate the same table, so no other package spells out code,
+// name, parent or a folded column's name.
+package record
 
 import (
 	"strconv"
 
+	"personnel/casefold"
 	"personnel/config"
 )
 
@@ -32,16 +39,14 @@ const (
 	OpIsNull              // null (true) or not (false)
 )
 
-// opNames are the config and query spellings of the comparisons.
-var opNames = map[string]Op{
+// OpNames are the config and query spellings of the comparisons.
+var OpNames = map[string]Op{
 	config.FilterExact: OpExact, config.FilterIContains: OpIContains,
 	config.FilterGTE: OpGTE, config.FilterLTE: OpLTE, config.FilterIsNull: OpIsNull,
 }
 
 // Field is one field of a resource, as every concern sees it: the JSON key
-// it is read and written under, its column, its rules and its filters. A
-// resource's fields are worked out once, at registration, from its config
-// entry; nothing else in the service spells out code, name or parent.
+// it is read and written under, its column, its rules and its filters.
 type Field struct {
 	Key      string   // JSON key, base of its query parameters, and column
 	Column   string   // column of the value
@@ -57,6 +62,7 @@ type Field struct {
 	Default  Value    // a create that omits it stores this (Valid false: null)
 	Filters  []Op     // the filters the list offers on it
 	Sortable bool     // the list may be ordered by it
+	Indexed  bool     // its searches (icontains) go through a substring index of Fold
 	Doc      string   // what it is, for the OpenAPI document
 }
 
@@ -68,6 +74,27 @@ func (f *Field) Has(op Op) bool {
 		}
 	}
 	return false
+}
+
+// Arg is the argument that stores v in the field's column.
+func (f *Field) Arg(v Value) any {
+	switch {
+	case !v.Valid:
+		return nil
+	case f.Kind == KindInteger || f.Kind == KindParent:
+		return v.Int
+	case f.Kind == KindBoolean:
+		return v.Int == 1
+	}
+	return v.Str
+}
+
+// FoldArg is the argument that stores the folded copy of v.
+func FoldArg(v Value) any {
+	if !v.Valid {
+		return nil
+	}
+	return casefold.Fold(v.Str)
 }
 
 // Value is the value of one field of one record. Text, choices and dates
@@ -95,19 +122,25 @@ type Fields struct {
 	Parent int // index of the parent; -1 for a flat resource
 }
 
-// newFields builds the field table of a resource from its config entry.
-func newFields(d config.Resource) Fields {
+// FoldSuffix ends the name of a folded copy's column.
+const FoldSuffix = "_fold"
+
+// New builds the field table of a resource from its config entry, which
+// config.ParseResources has checked (and filled with defaults).
+func New(d config.Resource) Fields {
 	fs := Fields{Parent: -1}
 	add := func(f Field) int {
 		fs.List = append(fs.List, f)
 		return len(fs.List) - 1
 	}
 	both := []Op{OpExact, OpIContains}
-	fs.Code = add(Field{Key: d.Fields.Code, Column: d.Fields.Code, Fold: d.Fields.Code + "_fold", Kind: KindText,
+	fs.Code = add(Field{Key: d.Fields.Code, Column: d.Fields.Code, Fold: d.Fields.Code + FoldSuffix, Kind: KindText,
 		Unique: true, Required: true, Replaced: true, MaxLen: d.Limits.Code, Filters: both, Sortable: true,
-		Doc: "Unique within the resource regardless of letter case."})
-	fs.Name = add(Field{Key: d.Fields.Name, Column: d.Fields.Name, Fold: d.Fields.Name + "_fold", Kind: KindText,
-		Required: true, Replaced: true, MaxLen: d.Limits.Name, Filters: both, Sortable: true})
+		Indexed: d.Search.Code != config.SearchScan,
+		Doc:     "Unique within the resource regardless of letter case."})
+	fs.Name = add(Field{Key: d.Fields.Name, Column: d.Fields.Name, Fold: d.Fields.Name + FoldSuffix, Kind: KindText,
+		Required: true, Replaced: true, MaxLen: d.Limits.Name, Filters: both, Sortable: true,
+		Indexed: d.Search.Name != config.SearchScan})
 	if d.Hierarchical() {
 		fs.Parent = add(Field{Key: d.Fields.Parent, Column: d.Fields.Parent + "_id", Kind: KindParent,
 			Nullable: true, Filters: []Op{OpExact, OpIsNull},
@@ -115,12 +148,12 @@ func newFields(d config.Resource) Fields {
 	}
 	for _, e := range d.Extra {
 		f := Field{Key: e.Name, Column: e.Name, Required: e.Required, Nullable: !e.Required,
-			Min: e.Min, Max: e.Max, Choices: e.Choices, Sortable: e.Ordering}
+			Min: e.Min, Max: e.Max, Choices: e.Choices, Sortable: e.Ordering, Indexed: e.SubstringIndexed()}
 		switch e.Type {
 		case config.TypeString:
 			f.Kind, f.MaxLen = KindText, e.MaxLength
 		case config.TypeChoice:
-			f.Kind = KindChoice
+			f.Kind, f.MaxLen = KindChoice, config.MaxChoiceLength
 		case config.TypeInteger:
 			f.Kind = KindInteger
 		case config.TypeBoolean:
@@ -129,10 +162,10 @@ func newFields(d config.Resource) Fields {
 			f.Kind = KindDate
 		}
 		if e.Folded() {
-			f.Fold = e.Name + "_fold"
+			f.Fold = e.Name + FoldSuffix
 		}
 		for _, name := range e.Filters {
-			f.Filters = append(f.Filters, opNames[name])
+			f.Filters = append(f.Filters, OpNames[name])
 		}
 		if e.Default != nil {
 			f.Default = configValue(f.Kind, *e.Default)
@@ -161,12 +194,60 @@ func configValue(k Kind, v string) Value {
 // Hierarchical reports whether records have a parent.
 func (fs Fields) Hierarchical() bool { return fs.Parent >= 0 }
 
-// byKey returns the index of the field with JSON key key, or -1.
-func (fs Fields) byKey(key string) int {
+// ByKey returns the index of the field with JSON key key, or -1.
+func (fs Fields) ByKey(key string) int {
 	for i := range fs.List {
 		if fs.List[i].Key == key {
 			return i
 		}
 	}
 	return -1
+}
+
+// Columns are the columns a record is written to, in order: each field's,
+// with its folded copy after it.
+func (fs Fields) Columns() []string {
+	var cols []string
+	for _, f := range fs.List {
+		cols = append(cols, f.Column)
+		if f.Fold != "" {
+			cols = append(cols, f.Fold)
+		}
+	}
+	return cols
+}
+
+// Args returns the arguments that write values (one per field) to
+// Columns, in the same order.
+func (fs Fields) Args(values []Value) []any {
+	args := make([]any, 0, len(values)+4)
+	for i := range fs.List {
+		f := &fs.List[i]
+		args = append(args, f.Arg(values[i]))
+		if f.Fold != "" {
+			args = append(args, FoldArg(values[i]))
+		}
+	}
+	return args
+}
+
+// Defaults returns a value for every field: its default (or null).
+func (fs Fields) Defaults() []Value {
+	vs := make([]Value, len(fs.List))
+	for i := range fs.List {
+		vs[i] = fs.List[i].Default
+	}
+	return vs
+}
+
+// Indexed returns the indexes of the fields searched through a substring
+// index, in field order.
+func (fs Fields) Indexed() []int {
+	var out []int
+	for i := range fs.List {
+		if fs.List[i].Indexed && fs.List[i].Has(OpIContains) {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -1,0 +1,60 @@
+-- Written by hand: this step moves data. It turns the state a database made before versioned
+-- migrations kept into what this version keeps (one trust row per structure, record counts in
+-- personnel_count_slot on every database), and records the state of the shipped resources'
+-- structures in a new database; and it drops what earlier versions searched with. Step 3 then
+-- changes the tables.
+
+-- SQLite counted records with triggers; the service counts them now, as on the other databases.
+DROP TRIGGER IF EXISTS `personnel_department_count_delete`;
+DROP TRIGGER IF EXISTS `personnel_department_count_insert`;
+DROP TRIGGER IF EXISTS `personnel_area_count_delete`;
+DROP TRIGGER IF EXISTS `personnel_area_count_insert`;
+INSERT INTO `personnel_count_slot` (`table_name`, `slot`, `records`, `trusted`)
+SELECT `table_name`, 0, `records`, 1 FROM `personnel_record_count` AS c
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_count_slot` AS s WHERE s.`table_name` = c.`table_name`);
+
+-- What versions before 2026-11-23 searched with: FTS5 trigram tables and the triggers that kept them.
+DROP TRIGGER IF EXISTS `personnel_department_search_insert`;
+DROP TRIGGER IF EXISTS `personnel_department_search_delete`;
+DROP TRIGGER IF EXISTS `personnel_department_search_update`;
+DROP TABLE IF EXISTS `personnel_department_search`;
+DROP TRIGGER IF EXISTS `personnel_area_search_insert`;
+DROP TRIGGER IF EXISTS `personnel_area_search_delete`;
+DROP TRIGGER IF EXISTS `personnel_area_search_update`;
+DROP TABLE IF EXISTS `personnel_area_search`;
+
+-- The closure is trusted where it and its subtree counts both were.
+UPDATE `personnel_derived` SET `trusted` = 0 WHERE `structure` = 'closure' AND `table_name` IN (
+  SELECT `table_name` FROM (SELECT `table_name` FROM `personnel_derived` WHERE `structure` = 'subtree count' AND `trusted` = 0) AS s);
+-- The counts are trusted where the id blocks, the change number and the record count all were.
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT `table_name`, 'counts', MIN(`trusted`) FROM `personnel_derived` WHERE `structure` IN ('id blocks', 'change number') GROUP BY `table_name`;
+UPDATE `personnel_derived` SET `trusted` = 0 WHERE `structure` = 'counts' AND `table_name` IN (
+  SELECT `table_name` FROM (SELECT `table_name` FROM `personnel_count_slot` WHERE `trusted` = 0) AS s);
+DELETE FROM `personnel_derived` WHERE `structure` IN ('subtree count', 'id blocks', 'change number');
+
+-- A new database: the shipped resources' structures, trusted while their tables are empty.
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_department', 'substring:dept_code_fold', CASE WHEN EXISTS (SELECT 1 FROM `personnel_department`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_department' AND `structure` = 'substring:dept_code_fold');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_department', 'substring:dept_name_fold', CASE WHEN EXISTS (SELECT 1 FROM `personnel_department`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_department' AND `structure` = 'substring:dept_name_fold');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_department', 'closure', CASE WHEN EXISTS (SELECT 1 FROM `personnel_department`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_department' AND `structure` = 'closure');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_department', 'counts', CASE WHEN EXISTS (SELECT 1 FROM `personnel_department`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_department' AND `structure` = 'counts');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_area', 'substring:area_code_fold', CASE WHEN EXISTS (SELECT 1 FROM `personnel_area`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_area' AND `structure` = 'substring:area_code_fold');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_area', 'substring:area_name_fold', CASE WHEN EXISTS (SELECT 1 FROM `personnel_area`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_area' AND `structure` = 'substring:area_name_fold');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_area', 'closure', CASE WHEN EXISTS (SELECT 1 FROM `personnel_area`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_area' AND `structure` = 'closure');
+INSERT INTO `personnel_derived` (`table_name`, `structure`, `trusted`)
+SELECT 'personnel_area', 'counts', CASE WHEN EXISTS (SELECT 1 FROM `personnel_area`) THEN 0 ELSE 1 END
+WHERE NOT EXISTS (SELECT 1 FROM `personnel_derived` WHERE `table_name` = 'personnel_area' AND `structure` = 'counts');
