@@ -336,6 +336,10 @@ func (s *Service) gate(c *gin.Context) {
 		s.abort(c, apierror.New(apierror.Forbidden, msgForbidden))
 		return
 	}
+	if isWrite(c.Request.Method) {
+		// Who writes, for the audit trail.
+		c.Request = c.Request.WithContext(db.WithActor(c.Request.Context(), db.Actor{UserID: st.id, Username: st.username}))
+	}
 	c.Next()
 }
 

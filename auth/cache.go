@@ -20,6 +20,7 @@ const userTTL = 4 * time.Second
 
 // userState is what a request needs to know about the user of its token.
 type userState struct {
+	id         int
 	exists     bool
 	active     bool
 	username   string
@@ -32,7 +33,7 @@ type userState struct {
 
 // stateOf is the state of u as read at now.
 func stateOf(u *ent.User, now time.Time) userState {
-	return userState{exists: true, active: u.Active, username: u.Username, role: string(u.Role),
+	return userState{id: u.ID, exists: true, active: u.Active, username: u.Username, role: string(u.Role),
 		generation: u.TokenGeneration, validAfter: u.TokensValidAfter.Unix(), cred: credStateOf(u), fetched: now}
 }
 
