@@ -59,6 +59,9 @@ type Config struct {
 	StrictQuery       bool           // malformed page_size and ordering are 400s, not ignored
 	TreeNodeLimit     int            // most nodes in one tree answer
 	MoveLimit         int            // most closure rows one move may rewrite
+	AuditRetention    time.Duration  // how long audit entries are kept; 0: for ever
+	AuditViewers      bool           // viewers may read the audit trail
+	ChangesRetention  time.Duration  // how long the change feed keeps deletions (and superseded entries)
 	TrustedProxies    []netip.Prefix // peers whose X-Forwarded-* headers are believed
 	BodyLimit         int64          // largest request body in bytes
 	ShutdownTimeout   time.Duration  // how long in-flight requests get on SIGTERM
@@ -218,6 +221,25 @@ var settings = []Setting{
 		func(c *Config, v string) error { return positiveInt(&c.TreeNodeLimit, v) }},
 	{"PERSONNEL_MOVE_LIMIT", "move_limit", "200000", "Most rows of the hierarchy index (the closure) one move may rewrite: the records moved times the levels they leave and join. A larger move is refused with a 400 that says how many records it would move (move part of the subtree first); the default keeps a move well inside `PERSONNEL_DB_TIMEOUT` on two cores.",
 		func(c *Config, v string) error { return positiveInt(&c.MoveLimit, v) }},
+	{"PERSONNEL_AUDIT_RETENTION", "audit_retention", "", "How long audit entries are kept, as a duration (`400d`, `720h`); older ones are pruned in small batches by the running service (and by `personnel audit prune`). Empty: kept for ever.",
+		func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				c.AuditRetention = 0
+				return nil
+			}
+			return days(&c.AuditRetention, v, 0)
+		}},
+	{"PERSONNEL_AUDIT_VIEWERS", "audit_viewers", "false", "`true`: viewers may read the audit trail (`/audit/`, a record's `history/`) too; `false`: editors only.",
+		func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New(`must be "true" or "false"`)
+			}
+			c.AuditViewers = b
+			return nil
+		}},
+	{"PERSONNEL_CHANGES_RETENTION", "changes_retention", "7d", "How long the change feed keeps a deletion (and an entry a later one of the same record supersedes); a consumer whose cursor is older gets 410 and reads the list again. At least `1d`.",
+		func(c *Config, v string) error { return days(&c.ChangesRetention, v, 24*time.Hour) }},
 	{"PERSONNEL_TRUSTED_PROXIES", "trusted_proxies", "", "Comma-separated IPs or CIDRs of reverse proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed. Empty: none.",
 		func(c *Config, v string) error {
 			c.TrustedProxies = nil
@@ -653,6 +675,29 @@ func nonNegativeDuration(dst *time.Duration, v string) error {
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil || d < 0 {
 		return errors.New(`must be a duration such as "60s", or "0s"`)
+	}
+	*dst = d
+	return nil
+}
+
+// days parses a duration, which may be written in days ("400d"), of at
+// least the given least.
+func days(dst *time.Duration, v string, least time.Duration) error {
+	v = strings.TrimSpace(v)
+	var d time.Duration
+	var err error
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		var k int
+		k, err = strconv.Atoi(n)
+		d = time.Duration(k) * 24 * time.Hour
+	} else {
+		d, err = time.ParseDuration(v)
+	}
+	if err != nil || d <= 0 {
+		return errors.New(`must be a duration such as "400d" or "720h"`)
+	}
+	if d < least {
+		return fmt.Errorf("must be at least %s", least)
 	}
 	*dst = d
 	return nil

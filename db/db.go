@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -68,6 +69,10 @@ type DB struct {
 	stopMaintenance func()
 	// killer is MySQL's pool for killing statements whose request ended.
 	killer *stdsql.DB
+	// feed wakes the readers of change feeds who wait for a change.
+	feed feedWatch
+	// closed is set by Close.
+	closed atomic.Bool
 }
 
 // Open connects to the database cfg names and checks that it answers. For
@@ -347,6 +352,7 @@ func (d *DB) Pools() map[string]*stdsql.DB {
 // Close closes every connection, after the batch of writes being committed,
 // if any; writes still waiting fail.
 func (d *DB) Close() error {
+	d.closed.Store(true)
 	if d.stopMaintenance != nil {
 		d.stopMaintenance()
 		d.stopMaintenance = nil

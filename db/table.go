@@ -141,6 +141,8 @@ func newTable(d *DB, res config.Resource) *Table {
 		t.addStructure(newClosureKeeper(t))
 	}
 	t.addStructure(newCountKeeper(t))
+	t.addStructure(newFeedKeeper(t))
+	t.keepers = append(t.keepers, newAuditKeeper(t))
 	for _, k := range d.extraKeepers {
 		t.keepers = append(t.keepers, k(t))
 	}

@@ -12,10 +12,13 @@ import (
 	"personnel/ent/migrate"
 
 	"personnel/ent/area"
+	"personnel/ent/auditentry"
 	"personnel/ent/authtoken"
+	"personnel/ent/change"
 	"personnel/ent/countslot"
 	"personnel/ent/department"
 	"personnel/ent/derivedstate"
+	"personnel/ent/feedhorizon"
 	"personnel/ent/loginfailure"
 	"personnel/ent/replica"
 	"personnel/ent/user"
@@ -35,14 +38,20 @@ type Client struct {
 	Schema *migrate.Schema
 	// Area is the client for interacting with the Area builders.
 	Area *AreaClient
+	// AuditEntry is the client for interacting with the AuditEntry builders.
+	AuditEntry *AuditEntryClient
 	// AuthToken is the client for interacting with the AuthToken builders.
 	AuthToken *AuthTokenClient
+	// Change is the client for interacting with the Change builders.
+	Change *ChangeClient
 	// CountSlot is the client for interacting with the CountSlot builders.
 	CountSlot *CountSlotClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
 	// DerivedState is the client for interacting with the DerivedState builders.
 	DerivedState *DerivedStateClient
+	// FeedHorizon is the client for interacting with the FeedHorizon builders.
+	FeedHorizon *FeedHorizonClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
 	// Replica is the client for interacting with the Replica builders.
@@ -61,10 +70,13 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Area = NewAreaClient(c.config)
+	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.AuthToken = NewAuthTokenClient(c.config)
+	c.Change = NewChangeClient(c.config)
 	c.CountSlot = NewCountSlotClient(c.config)
 	c.Department = NewDepartmentClient(c.config)
 	c.DerivedState = NewDerivedStateClient(c.config)
+	c.FeedHorizon = NewFeedHorizonClient(c.config)
 	c.LoginFailure = NewLoginFailureClient(c.config)
 	c.Replica = NewReplicaClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -161,10 +173,13 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:          ctx,
 		config:       cfg,
 		Area:         NewAreaClient(cfg),
+		AuditEntry:   NewAuditEntryClient(cfg),
 		AuthToken:    NewAuthTokenClient(cfg),
+		Change:       NewChangeClient(cfg),
 		CountSlot:    NewCountSlotClient(cfg),
 		Department:   NewDepartmentClient(cfg),
 		DerivedState: NewDerivedStateClient(cfg),
+		FeedHorizon:  NewFeedHorizonClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		Replica:      NewReplicaClient(cfg),
 		User:         NewUserClient(cfg),
@@ -188,10 +203,13 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:          ctx,
 		config:       cfg,
 		Area:         NewAreaClient(cfg),
+		AuditEntry:   NewAuditEntryClient(cfg),
 		AuthToken:    NewAuthTokenClient(cfg),
+		Change:       NewChangeClient(cfg),
 		CountSlot:    NewCountSlotClient(cfg),
 		Department:   NewDepartmentClient(cfg),
 		DerivedState: NewDerivedStateClient(cfg),
+		FeedHorizon:  NewFeedHorizonClient(cfg),
 		LoginFailure: NewLoginFailureClient(cfg),
 		Replica:      NewReplicaClient(cfg),
 		User:         NewUserClient(cfg),
@@ -224,8 +242,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Area, c.AuthToken, c.CountSlot, c.Department, c.DerivedState, c.LoginFailure,
-		c.Replica, c.User,
+		c.Area, c.AuditEntry, c.AuthToken, c.Change, c.CountSlot, c.Department,
+		c.DerivedState, c.FeedHorizon, c.LoginFailure, c.Replica, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -235,8 +253,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Area, c.AuthToken, c.CountSlot, c.Department, c.DerivedState, c.LoginFailure,
-		c.Replica, c.User,
+		c.Area, c.AuditEntry, c.AuthToken, c.Change, c.CountSlot, c.Department,
+		c.DerivedState, c.FeedHorizon, c.LoginFailure, c.Replica, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -247,14 +265,20 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AreaMutation:
 		return c.Area.mutate(ctx, m)
+	case *AuditEntryMutation:
+		return c.AuditEntry.mutate(ctx, m)
 	case *AuthTokenMutation:
 		return c.AuthToken.mutate(ctx, m)
+	case *ChangeMutation:
+		return c.Change.mutate(ctx, m)
 	case *CountSlotMutation:
 		return c.CountSlot.mutate(ctx, m)
 	case *DepartmentMutation:
 		return c.Department.mutate(ctx, m)
 	case *DerivedStateMutation:
 		return c.DerivedState.mutate(ctx, m)
+	case *FeedHorizonMutation:
+		return c.FeedHorizon.mutate(ctx, m)
 	case *LoginFailureMutation:
 		return c.LoginFailure.mutate(ctx, m)
 	case *ReplicaMutation:
@@ -431,6 +455,139 @@ func (c *AreaClient) mutate(ctx context.Context, m *AreaMutation) (Value, error)
 	}
 }
 
+// AuditEntryClient is a client for the AuditEntry schema.
+type AuditEntryClient struct {
+	config
+}
+
+// NewAuditEntryClient returns a client for the AuditEntry from the given config.
+func NewAuditEntryClient(c config) *AuditEntryClient {
+	return &AuditEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `auditentry.Hooks(f(g(h())))`.
+func (c *AuditEntryClient) Use(hooks ...Hook) {
+	c.hooks.AuditEntry = append(c.hooks.AuditEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `auditentry.Intercept(f(g(h())))`.
+func (c *AuditEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuditEntry = append(c.inters.AuditEntry, interceptors...)
+}
+
+// Create returns a builder for creating a AuditEntry entity.
+func (c *AuditEntryClient) Create() *AuditEntryCreate {
+	mutation := newAuditEntryMutation(c.config, OpCreate)
+	return &AuditEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuditEntry entities.
+func (c *AuditEntryClient) CreateBulk(builders ...*AuditEntryCreate) *AuditEntryCreateBulk {
+	return &AuditEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuditEntryClient) MapCreateBulk(slice any, setFunc func(*AuditEntryCreate, int)) *AuditEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuditEntryCreateBulk{err: fmt.Errorf("calling to AuditEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuditEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuditEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuditEntry.
+func (c *AuditEntryClient) Update() *AuditEntryUpdate {
+	mutation := newAuditEntryMutation(c.config, OpUpdate)
+	return &AuditEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuditEntryClient) UpdateOne(_m *AuditEntry) *AuditEntryUpdateOne {
+	mutation := newAuditEntryMutation(c.config, OpUpdateOne, withAuditEntry(_m))
+	return &AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuditEntryClient) UpdateOneID(id int) *AuditEntryUpdateOne {
+	mutation := newAuditEntryMutation(c.config, OpUpdateOne, withAuditEntryID(id))
+	return &AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuditEntry.
+func (c *AuditEntryClient) Delete() *AuditEntryDelete {
+	mutation := newAuditEntryMutation(c.config, OpDelete)
+	return &AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuditEntryClient) DeleteOne(_m *AuditEntry) *AuditEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuditEntryClient) DeleteOneID(id int) *AuditEntryDeleteOne {
+	builder := c.Delete().Where(auditentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuditEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for AuditEntry.
+func (c *AuditEntryClient) Query() *AuditEntryQuery {
+	return &AuditEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuditEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuditEntry entity by its id.
+func (c *AuditEntryClient) Get(ctx context.Context, id int) (*AuditEntry, error) {
+	return c.Query().Where(auditentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuditEntryClient) GetX(ctx context.Context, id int) *AuditEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AuditEntryClient) Hooks() []Hook {
+	return c.hooks.AuditEntry
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuditEntryClient) Interceptors() []Interceptor {
+	return c.inters.AuditEntry
+}
+
+func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuditEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuditEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AuditEntry mutation op: %q", m.Op())
+	}
+}
+
 // AuthTokenClient is a client for the AuthToken schema.
 type AuthTokenClient struct {
 	config
@@ -577,6 +734,139 @@ func (c *AuthTokenClient) mutate(ctx context.Context, m *AuthTokenMutation) (Val
 		return (&AuthTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuthToken mutation op: %q", m.Op())
+	}
+}
+
+// ChangeClient is a client for the Change schema.
+type ChangeClient struct {
+	config
+}
+
+// NewChangeClient returns a client for the Change from the given config.
+func NewChangeClient(c config) *ChangeClient {
+	return &ChangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `change.Hooks(f(g(h())))`.
+func (c *ChangeClient) Use(hooks ...Hook) {
+	c.hooks.Change = append(c.hooks.Change, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `change.Intercept(f(g(h())))`.
+func (c *ChangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Change = append(c.inters.Change, interceptors...)
+}
+
+// Create returns a builder for creating a Change entity.
+func (c *ChangeClient) Create() *ChangeCreate {
+	mutation := newChangeMutation(c.config, OpCreate)
+	return &ChangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Change entities.
+func (c *ChangeClient) CreateBulk(builders ...*ChangeCreate) *ChangeCreateBulk {
+	return &ChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChangeClient) MapCreateBulk(slice any, setFunc func(*ChangeCreate, int)) *ChangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChangeCreateBulk{err: fmt.Errorf("calling to ChangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Change.
+func (c *ChangeClient) Update() *ChangeUpdate {
+	mutation := newChangeMutation(c.config, OpUpdate)
+	return &ChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChangeClient) UpdateOne(_m *Change) *ChangeUpdateOne {
+	mutation := newChangeMutation(c.config, OpUpdateOne, withChange(_m))
+	return &ChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChangeClient) UpdateOneID(id int) *ChangeUpdateOne {
+	mutation := newChangeMutation(c.config, OpUpdateOne, withChangeID(id))
+	return &ChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Change.
+func (c *ChangeClient) Delete() *ChangeDelete {
+	mutation := newChangeMutation(c.config, OpDelete)
+	return &ChangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChangeClient) DeleteOne(_m *Change) *ChangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChangeClient) DeleteOneID(id int) *ChangeDeleteOne {
+	builder := c.Delete().Where(change.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChangeDeleteOne{builder}
+}
+
+// Query returns a query builder for Change.
+func (c *ChangeClient) Query() *ChangeQuery {
+	return &ChangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Change entity by its id.
+func (c *ChangeClient) Get(ctx context.Context, id int) (*Change, error) {
+	return c.Query().Where(change.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChangeClient) GetX(ctx context.Context, id int) *Change {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ChangeClient) Hooks() []Hook {
+	return c.hooks.Change
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChangeClient) Interceptors() []Interceptor {
+	return c.inters.Change
+}
+
+func (c *ChangeClient) mutate(ctx context.Context, m *ChangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Change mutation op: %q", m.Op())
 	}
 }
 
@@ -1011,6 +1301,139 @@ func (c *DerivedStateClient) mutate(ctx context.Context, m *DerivedStateMutation
 	}
 }
 
+// FeedHorizonClient is a client for the FeedHorizon schema.
+type FeedHorizonClient struct {
+	config
+}
+
+// NewFeedHorizonClient returns a client for the FeedHorizon from the given config.
+func NewFeedHorizonClient(c config) *FeedHorizonClient {
+	return &FeedHorizonClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `feedhorizon.Hooks(f(g(h())))`.
+func (c *FeedHorizonClient) Use(hooks ...Hook) {
+	c.hooks.FeedHorizon = append(c.hooks.FeedHorizon, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `feedhorizon.Intercept(f(g(h())))`.
+func (c *FeedHorizonClient) Intercept(interceptors ...Interceptor) {
+	c.inters.FeedHorizon = append(c.inters.FeedHorizon, interceptors...)
+}
+
+// Create returns a builder for creating a FeedHorizon entity.
+func (c *FeedHorizonClient) Create() *FeedHorizonCreate {
+	mutation := newFeedHorizonMutation(c.config, OpCreate)
+	return &FeedHorizonCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of FeedHorizon entities.
+func (c *FeedHorizonClient) CreateBulk(builders ...*FeedHorizonCreate) *FeedHorizonCreateBulk {
+	return &FeedHorizonCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *FeedHorizonClient) MapCreateBulk(slice any, setFunc func(*FeedHorizonCreate, int)) *FeedHorizonCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &FeedHorizonCreateBulk{err: fmt.Errorf("calling to FeedHorizonClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*FeedHorizonCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &FeedHorizonCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for FeedHorizon.
+func (c *FeedHorizonClient) Update() *FeedHorizonUpdate {
+	mutation := newFeedHorizonMutation(c.config, OpUpdate)
+	return &FeedHorizonUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *FeedHorizonClient) UpdateOne(_m *FeedHorizon) *FeedHorizonUpdateOne {
+	mutation := newFeedHorizonMutation(c.config, OpUpdateOne, withFeedHorizon(_m))
+	return &FeedHorizonUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *FeedHorizonClient) UpdateOneID(id int) *FeedHorizonUpdateOne {
+	mutation := newFeedHorizonMutation(c.config, OpUpdateOne, withFeedHorizonID(id))
+	return &FeedHorizonUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for FeedHorizon.
+func (c *FeedHorizonClient) Delete() *FeedHorizonDelete {
+	mutation := newFeedHorizonMutation(c.config, OpDelete)
+	return &FeedHorizonDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *FeedHorizonClient) DeleteOne(_m *FeedHorizon) *FeedHorizonDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *FeedHorizonClient) DeleteOneID(id int) *FeedHorizonDeleteOne {
+	builder := c.Delete().Where(feedhorizon.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &FeedHorizonDeleteOne{builder}
+}
+
+// Query returns a query builder for FeedHorizon.
+func (c *FeedHorizonClient) Query() *FeedHorizonQuery {
+	return &FeedHorizonQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeFeedHorizon},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a FeedHorizon entity by its id.
+func (c *FeedHorizonClient) Get(ctx context.Context, id int) (*FeedHorizon, error) {
+	return c.Query().Where(feedhorizon.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *FeedHorizonClient) GetX(ctx context.Context, id int) *FeedHorizon {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *FeedHorizonClient) Hooks() []Hook {
+	return c.hooks.FeedHorizon
+}
+
+// Interceptors returns the client interceptors.
+func (c *FeedHorizonClient) Interceptors() []Interceptor {
+	return c.inters.FeedHorizon
+}
+
+func (c *FeedHorizonClient) mutate(ctx context.Context, m *FeedHorizonMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&FeedHorizonCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&FeedHorizonUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&FeedHorizonUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&FeedHorizonDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown FeedHorizon mutation op: %q", m.Op())
+	}
+}
+
 // LoginFailureClient is a client for the LoginFailure schema.
 type LoginFailureClient struct {
 	config
@@ -1413,12 +1836,12 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure, Replica,
-		User []ent.Hook
+		Area, AuditEntry, AuthToken, Change, CountSlot, Department, DerivedState,
+		FeedHorizon, LoginFailure, Replica, User []ent.Hook
 	}
 	inters struct {
-		Area, AuthToken, CountSlot, Department, DerivedState, LoginFailure, Replica,
-		User []ent.Interceptor
+		Area, AuditEntry, AuthToken, Change, CountSlot, Department, DerivedState,
+		FeedHorizon, LoginFailure, Replica, User []ent.Interceptor
 	}
 )
 

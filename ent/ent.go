@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"personnel/ent/area"
+	"personnel/ent/auditentry"
 	"personnel/ent/authtoken"
+	"personnel/ent/change"
 	"personnel/ent/countslot"
 	"personnel/ent/department"
 	"personnel/ent/derivedstate"
+	"personnel/ent/feedhorizon"
 	"personnel/ent/loginfailure"
 	"personnel/ent/replica"
 	"personnel/ent/user"
@@ -81,10 +84,13 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			area.Table:         area.ValidColumn,
+			auditentry.Table:   auditentry.ValidColumn,
 			authtoken.Table:    authtoken.ValidColumn,
+			change.Table:       change.ValidColumn,
 			countslot.Table:    countslot.ValidColumn,
 			department.Table:   department.ValidColumn,
 			derivedstate.Table: derivedstate.ValidColumn,
+			feedhorizon.Table:  feedhorizon.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
 			replica.Table:      replica.ValidColumn,
 			user.Table:         user.ValidColumn,

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"personnel/ent/area"
+	"personnel/ent/auditentry"
 	"personnel/ent/authtoken"
+	"personnel/ent/change"
 	"personnel/ent/countslot"
 	"personnel/ent/department"
 	"personnel/ent/derivedstate"
+	"personnel/ent/feedhorizon"
 	"personnel/ent/loginfailure"
 	"personnel/ent/predicate"
 	"personnel/ent/replica"
@@ -32,10 +35,13 @@ const (
 
 	// Node types.
 	TypeArea         = "Area"
+	TypeAuditEntry   = "AuditEntry"
 	TypeAuthToken    = "AuthToken"
+	TypeChange       = "Change"
 	TypeCountSlot    = "CountSlot"
 	TypeDepartment   = "Department"
 	TypeDerivedState = "DerivedState"
+	TypeFeedHorizon  = "FeedHorizon"
 	TypeLoginFailure = "LoginFailure"
 	TypeReplica      = "Replica"
 	TypeUser         = "User"
@@ -747,6 +753,946 @@ func (m *AreaMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Area edge %s", name)
 }
 
+// AuditEntryMutation represents an operation that mutates the AuditEntry nodes in the graph.
+type AuditEntryMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	at             *int64
+	addat          *int64
+	actor_id       *int
+	addactor_id    *int
+	actor_username *string
+	actor_command  *string
+	request_id     *string
+	resource       *string
+	record_id      *int64
+	addrecord_id   *int64
+	action         *string
+	changes        *string
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*AuditEntry, error)
+	predicates     []predicate.AuditEntry
+}
+
+var _ ent.Mutation = (*AuditEntryMutation)(nil)
+
+// auditentryOption allows management of the mutation configuration using functional options.
+type auditentryOption func(*AuditEntryMutation)
+
+// newAuditEntryMutation creates new mutation for the AuditEntry entity.
+func newAuditEntryMutation(c config, op Op, opts ...auditentryOption) *AuditEntryMutation {
+	m := &AuditEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAuditEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAuditEntryID sets the ID field of the mutation.
+func withAuditEntryID(id int) auditentryOption {
+	return func(m *AuditEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AuditEntry
+		)
+		m.oldValue = func(ctx context.Context) (*AuditEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AuditEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAuditEntry sets the old AuditEntry of the mutation.
+func withAuditEntry(node *AuditEntry) auditentryOption {
+	return func(m *AuditEntryMutation) {
+		m.oldValue = func(context.Context) (*AuditEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AuditEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AuditEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AuditEntryMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AuditEntryMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AuditEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAt sets the "at" field.
+func (m *AuditEntryMutation) SetAt(i int64) {
+	m.at = &i
+	m.addat = nil
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *AuditEntryMutation) At() (r int64, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldAt(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// AddAt adds i to the "at" field.
+func (m *AuditEntryMutation) AddAt(i int64) {
+	if m.addat != nil {
+		*m.addat += i
+	} else {
+		m.addat = &i
+	}
+}
+
+// AddedAt returns the value that was added to the "at" field in this mutation.
+func (m *AuditEntryMutation) AddedAt() (r int64, exists bool) {
+	v := m.addat
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *AuditEntryMutation) ResetAt() {
+	m.at = nil
+	m.addat = nil
+}
+
+// SetActorID sets the "actor_id" field.
+func (m *AuditEntryMutation) SetActorID(i int) {
+	m.actor_id = &i
+	m.addactor_id = nil
+}
+
+// ActorID returns the value of the "actor_id" field in the mutation.
+func (m *AuditEntryMutation) ActorID() (r int, exists bool) {
+	v := m.actor_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorID returns the old "actor_id" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldActorID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorID: %w", err)
+	}
+	return oldValue.ActorID, nil
+}
+
+// AddActorID adds i to the "actor_id" field.
+func (m *AuditEntryMutation) AddActorID(i int) {
+	if m.addactor_id != nil {
+		*m.addactor_id += i
+	} else {
+		m.addactor_id = &i
+	}
+}
+
+// AddedActorID returns the value that was added to the "actor_id" field in this mutation.
+func (m *AuditEntryMutation) AddedActorID() (r int, exists bool) {
+	v := m.addactor_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearActorID clears the value of the "actor_id" field.
+func (m *AuditEntryMutation) ClearActorID() {
+	m.actor_id = nil
+	m.addactor_id = nil
+	m.clearedFields[auditentry.FieldActorID] = struct{}{}
+}
+
+// ActorIDCleared returns if the "actor_id" field was cleared in this mutation.
+func (m *AuditEntryMutation) ActorIDCleared() bool {
+	_, ok := m.clearedFields[auditentry.FieldActorID]
+	return ok
+}
+
+// ResetActorID resets all changes to the "actor_id" field.
+func (m *AuditEntryMutation) ResetActorID() {
+	m.actor_id = nil
+	m.addactor_id = nil
+	delete(m.clearedFields, auditentry.FieldActorID)
+}
+
+// SetActorUsername sets the "actor_username" field.
+func (m *AuditEntryMutation) SetActorUsername(s string) {
+	m.actor_username = &s
+}
+
+// ActorUsername returns the value of the "actor_username" field in the mutation.
+func (m *AuditEntryMutation) ActorUsername() (r string, exists bool) {
+	v := m.actor_username
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorUsername returns the old "actor_username" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldActorUsername(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorUsername is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorUsername requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorUsername: %w", err)
+	}
+	return oldValue.ActorUsername, nil
+}
+
+// ClearActorUsername clears the value of the "actor_username" field.
+func (m *AuditEntryMutation) ClearActorUsername() {
+	m.actor_username = nil
+	m.clearedFields[auditentry.FieldActorUsername] = struct{}{}
+}
+
+// ActorUsernameCleared returns if the "actor_username" field was cleared in this mutation.
+func (m *AuditEntryMutation) ActorUsernameCleared() bool {
+	_, ok := m.clearedFields[auditentry.FieldActorUsername]
+	return ok
+}
+
+// ResetActorUsername resets all changes to the "actor_username" field.
+func (m *AuditEntryMutation) ResetActorUsername() {
+	m.actor_username = nil
+	delete(m.clearedFields, auditentry.FieldActorUsername)
+}
+
+// SetActorCommand sets the "actor_command" field.
+func (m *AuditEntryMutation) SetActorCommand(s string) {
+	m.actor_command = &s
+}
+
+// ActorCommand returns the value of the "actor_command" field in the mutation.
+func (m *AuditEntryMutation) ActorCommand() (r string, exists bool) {
+	v := m.actor_command
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorCommand returns the old "actor_command" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldActorCommand(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorCommand is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorCommand requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorCommand: %w", err)
+	}
+	return oldValue.ActorCommand, nil
+}
+
+// ClearActorCommand clears the value of the "actor_command" field.
+func (m *AuditEntryMutation) ClearActorCommand() {
+	m.actor_command = nil
+	m.clearedFields[auditentry.FieldActorCommand] = struct{}{}
+}
+
+// ActorCommandCleared returns if the "actor_command" field was cleared in this mutation.
+func (m *AuditEntryMutation) ActorCommandCleared() bool {
+	_, ok := m.clearedFields[auditentry.FieldActorCommand]
+	return ok
+}
+
+// ResetActorCommand resets all changes to the "actor_command" field.
+func (m *AuditEntryMutation) ResetActorCommand() {
+	m.actor_command = nil
+	delete(m.clearedFields, auditentry.FieldActorCommand)
+}
+
+// SetRequestID sets the "request_id" field.
+func (m *AuditEntryMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *AuditEntryMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldRequestID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (m *AuditEntryMutation) ClearRequestID() {
+	m.request_id = nil
+	m.clearedFields[auditentry.FieldRequestID] = struct{}{}
+}
+
+// RequestIDCleared returns if the "request_id" field was cleared in this mutation.
+func (m *AuditEntryMutation) RequestIDCleared() bool {
+	_, ok := m.clearedFields[auditentry.FieldRequestID]
+	return ok
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *AuditEntryMutation) ResetRequestID() {
+	m.request_id = nil
+	delete(m.clearedFields, auditentry.FieldRequestID)
+}
+
+// SetResource sets the "resource" field.
+func (m *AuditEntryMutation) SetResource(s string) {
+	m.resource = &s
+}
+
+// Resource returns the value of the "resource" field in the mutation.
+func (m *AuditEntryMutation) Resource() (r string, exists bool) {
+	v := m.resource
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResource returns the old "resource" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldResource(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResource is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResource requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResource: %w", err)
+	}
+	return oldValue.Resource, nil
+}
+
+// ResetResource resets all changes to the "resource" field.
+func (m *AuditEntryMutation) ResetResource() {
+	m.resource = nil
+}
+
+// SetRecordID sets the "record_id" field.
+func (m *AuditEntryMutation) SetRecordID(i int64) {
+	m.record_id = &i
+	m.addrecord_id = nil
+}
+
+// RecordID returns the value of the "record_id" field in the mutation.
+func (m *AuditEntryMutation) RecordID() (r int64, exists bool) {
+	v := m.record_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordID returns the old "record_id" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldRecordID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordID: %w", err)
+	}
+	return oldValue.RecordID, nil
+}
+
+// AddRecordID adds i to the "record_id" field.
+func (m *AuditEntryMutation) AddRecordID(i int64) {
+	if m.addrecord_id != nil {
+		*m.addrecord_id += i
+	} else {
+		m.addrecord_id = &i
+	}
+}
+
+// AddedRecordID returns the value that was added to the "record_id" field in this mutation.
+func (m *AuditEntryMutation) AddedRecordID() (r int64, exists bool) {
+	v := m.addrecord_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRecordID resets all changes to the "record_id" field.
+func (m *AuditEntryMutation) ResetRecordID() {
+	m.record_id = nil
+	m.addrecord_id = nil
+}
+
+// SetAction sets the "action" field.
+func (m *AuditEntryMutation) SetAction(s string) {
+	m.action = &s
+}
+
+// Action returns the value of the "action" field in the mutation.
+func (m *AuditEntryMutation) Action() (r string, exists bool) {
+	v := m.action
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAction returns the old "action" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldAction(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAction is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAction requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAction: %w", err)
+	}
+	return oldValue.Action, nil
+}
+
+// ResetAction resets all changes to the "action" field.
+func (m *AuditEntryMutation) ResetAction() {
+	m.action = nil
+}
+
+// SetChanges sets the "changes" field.
+func (m *AuditEntryMutation) SetChanges(s string) {
+	m.changes = &s
+}
+
+// Changes returns the value of the "changes" field in the mutation.
+func (m *AuditEntryMutation) Changes() (r string, exists bool) {
+	v := m.changes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChanges returns the old "changes" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldChanges(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChanges is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChanges requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChanges: %w", err)
+	}
+	return oldValue.Changes, nil
+}
+
+// ResetChanges resets all changes to the "changes" field.
+func (m *AuditEntryMutation) ResetChanges() {
+	m.changes = nil
+}
+
+// Where appends a list predicates to the AuditEntryMutation builder.
+func (m *AuditEntryMutation) Where(ps ...predicate.AuditEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AuditEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AuditEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AuditEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AuditEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AuditEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AuditEntry).
+func (m *AuditEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AuditEntryMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.at != nil {
+		fields = append(fields, auditentry.FieldAt)
+	}
+	if m.actor_id != nil {
+		fields = append(fields, auditentry.FieldActorID)
+	}
+	if m.actor_username != nil {
+		fields = append(fields, auditentry.FieldActorUsername)
+	}
+	if m.actor_command != nil {
+		fields = append(fields, auditentry.FieldActorCommand)
+	}
+	if m.request_id != nil {
+		fields = append(fields, auditentry.FieldRequestID)
+	}
+	if m.resource != nil {
+		fields = append(fields, auditentry.FieldResource)
+	}
+	if m.record_id != nil {
+		fields = append(fields, auditentry.FieldRecordID)
+	}
+	if m.action != nil {
+		fields = append(fields, auditentry.FieldAction)
+	}
+	if m.changes != nil {
+		fields = append(fields, auditentry.FieldChanges)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AuditEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case auditentry.FieldAt:
+		return m.At()
+	case auditentry.FieldActorID:
+		return m.ActorID()
+	case auditentry.FieldActorUsername:
+		return m.ActorUsername()
+	case auditentry.FieldActorCommand:
+		return m.ActorCommand()
+	case auditentry.FieldRequestID:
+		return m.RequestID()
+	case auditentry.FieldResource:
+		return m.Resource()
+	case auditentry.FieldRecordID:
+		return m.RecordID()
+	case auditentry.FieldAction:
+		return m.Action()
+	case auditentry.FieldChanges:
+		return m.Changes()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AuditEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case auditentry.FieldAt:
+		return m.OldAt(ctx)
+	case auditentry.FieldActorID:
+		return m.OldActorID(ctx)
+	case auditentry.FieldActorUsername:
+		return m.OldActorUsername(ctx)
+	case auditentry.FieldActorCommand:
+		return m.OldActorCommand(ctx)
+	case auditentry.FieldRequestID:
+		return m.OldRequestID(ctx)
+	case auditentry.FieldResource:
+		return m.OldResource(ctx)
+	case auditentry.FieldRecordID:
+		return m.OldRecordID(ctx)
+	case auditentry.FieldAction:
+		return m.OldAction(ctx)
+	case auditentry.FieldChanges:
+		return m.OldChanges(ctx)
+	}
+	return nil, fmt.Errorf("unknown AuditEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuditEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case auditentry.FieldAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	case auditentry.FieldActorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorID(v)
+		return nil
+	case auditentry.FieldActorUsername:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorUsername(v)
+		return nil
+	case auditentry.FieldActorCommand:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorCommand(v)
+		return nil
+	case auditentry.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
+	case auditentry.FieldResource:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResource(v)
+		return nil
+	case auditentry.FieldRecordID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordID(v)
+		return nil
+	case auditentry.FieldAction:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAction(v)
+		return nil
+	case auditentry.FieldChanges:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChanges(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AuditEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addat != nil {
+		fields = append(fields, auditentry.FieldAt)
+	}
+	if m.addactor_id != nil {
+		fields = append(fields, auditentry.FieldActorID)
+	}
+	if m.addrecord_id != nil {
+		fields = append(fields, auditentry.FieldRecordID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AuditEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case auditentry.FieldAt:
+		return m.AddedAt()
+	case auditentry.FieldActorID:
+		return m.AddedActorID()
+	case auditentry.FieldRecordID:
+		return m.AddedRecordID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuditEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case auditentry.FieldAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAt(v)
+		return nil
+	case auditentry.FieldActorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddActorID(v)
+		return nil
+	case auditentry.FieldRecordID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRecordID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AuditEntryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(auditentry.FieldActorID) {
+		fields = append(fields, auditentry.FieldActorID)
+	}
+	if m.FieldCleared(auditentry.FieldActorUsername) {
+		fields = append(fields, auditentry.FieldActorUsername)
+	}
+	if m.FieldCleared(auditentry.FieldActorCommand) {
+		fields = append(fields, auditentry.FieldActorCommand)
+	}
+	if m.FieldCleared(auditentry.FieldRequestID) {
+		fields = append(fields, auditentry.FieldRequestID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AuditEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AuditEntryMutation) ClearField(name string) error {
+	switch name {
+	case auditentry.FieldActorID:
+		m.ClearActorID()
+		return nil
+	case auditentry.FieldActorUsername:
+		m.ClearActorUsername()
+		return nil
+	case auditentry.FieldActorCommand:
+		m.ClearActorCommand()
+		return nil
+	case auditentry.FieldRequestID:
+		m.ClearRequestID()
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AuditEntryMutation) ResetField(name string) error {
+	switch name {
+	case auditentry.FieldAt:
+		m.ResetAt()
+		return nil
+	case auditentry.FieldActorID:
+		m.ResetActorID()
+		return nil
+	case auditentry.FieldActorUsername:
+		m.ResetActorUsername()
+		return nil
+	case auditentry.FieldActorCommand:
+		m.ResetActorCommand()
+		return nil
+	case auditentry.FieldRequestID:
+		m.ResetRequestID()
+		return nil
+	case auditentry.FieldResource:
+		m.ResetResource()
+		return nil
+	case auditentry.FieldRecordID:
+		m.ResetRecordID()
+		return nil
+	case auditentry.FieldAction:
+		m.ResetAction()
+		return nil
+	case auditentry.FieldChanges:
+		m.ResetChanges()
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AuditEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AuditEntryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AuditEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AuditEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AuditEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AuditEntryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AuditEntryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AuditEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AuditEntryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AuditEntry edge %s", name)
+}
+
 // AuthTokenMutation represents an operation that mutates the AuthToken nodes in the graph.
 type AuthTokenMutation struct {
 	config
@@ -1290,6 +2236,673 @@ func (m *AuthTokenMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown AuthToken edge %s", name)
+}
+
+// ChangeMutation represents an operation that mutates the Change nodes in the graph.
+type ChangeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	seq           *int64
+	addseq        *int64
+	table_name    *string
+	record_id     *int64
+	addrecord_id  *int64
+	deleted       *bool
+	at            *int64
+	addat         *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Change, error)
+	predicates    []predicate.Change
+}
+
+var _ ent.Mutation = (*ChangeMutation)(nil)
+
+// changeOption allows management of the mutation configuration using functional options.
+type changeOption func(*ChangeMutation)
+
+// newChangeMutation creates new mutation for the Change entity.
+func newChangeMutation(c config, op Op, opts ...changeOption) *ChangeMutation {
+	m := &ChangeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChange,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChangeID sets the ID field of the mutation.
+func withChangeID(id int) changeOption {
+	return func(m *ChangeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Change
+		)
+		m.oldValue = func(ctx context.Context) (*Change, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Change.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChange sets the old Change of the mutation.
+func withChange(node *Change) changeOption {
+	return func(m *ChangeMutation) {
+		m.oldValue = func(context.Context) (*Change, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChangeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChangeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChangeMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChangeMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Change.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSeq sets the "seq" field.
+func (m *ChangeMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *ChangeMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the Change entity.
+// If the Change object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChangeMutation) OldSeq(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *ChangeMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *ChangeMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearSeq clears the value of the "seq" field.
+func (m *ChangeMutation) ClearSeq() {
+	m.seq = nil
+	m.addseq = nil
+	m.clearedFields[change.FieldSeq] = struct{}{}
+}
+
+// SeqCleared returns if the "seq" field was cleared in this mutation.
+func (m *ChangeMutation) SeqCleared() bool {
+	_, ok := m.clearedFields[change.FieldSeq]
+	return ok
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *ChangeMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+	delete(m.clearedFields, change.FieldSeq)
+}
+
+// SetTableName sets the "table_name" field.
+func (m *ChangeMutation) SetTableName(s string) {
+	m.table_name = &s
+}
+
+// TableName returns the value of the "table_name" field in the mutation.
+func (m *ChangeMutation) TableName() (r string, exists bool) {
+	v := m.table_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTableName returns the old "table_name" field's value of the Change entity.
+// If the Change object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChangeMutation) OldTableName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTableName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTableName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTableName: %w", err)
+	}
+	return oldValue.TableName, nil
+}
+
+// ResetTableName resets all changes to the "table_name" field.
+func (m *ChangeMutation) ResetTableName() {
+	m.table_name = nil
+}
+
+// SetRecordID sets the "record_id" field.
+func (m *ChangeMutation) SetRecordID(i int64) {
+	m.record_id = &i
+	m.addrecord_id = nil
+}
+
+// RecordID returns the value of the "record_id" field in the mutation.
+func (m *ChangeMutation) RecordID() (r int64, exists bool) {
+	v := m.record_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordID returns the old "record_id" field's value of the Change entity.
+// If the Change object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChangeMutation) OldRecordID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordID: %w", err)
+	}
+	return oldValue.RecordID, nil
+}
+
+// AddRecordID adds i to the "record_id" field.
+func (m *ChangeMutation) AddRecordID(i int64) {
+	if m.addrecord_id != nil {
+		*m.addrecord_id += i
+	} else {
+		m.addrecord_id = &i
+	}
+}
+
+// AddedRecordID returns the value that was added to the "record_id" field in this mutation.
+func (m *ChangeMutation) AddedRecordID() (r int64, exists bool) {
+	v := m.addrecord_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRecordID resets all changes to the "record_id" field.
+func (m *ChangeMutation) ResetRecordID() {
+	m.record_id = nil
+	m.addrecord_id = nil
+}
+
+// SetDeleted sets the "deleted" field.
+func (m *ChangeMutation) SetDeleted(b bool) {
+	m.deleted = &b
+}
+
+// Deleted returns the value of the "deleted" field in the mutation.
+func (m *ChangeMutation) Deleted() (r bool, exists bool) {
+	v := m.deleted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeleted returns the old "deleted" field's value of the Change entity.
+// If the Change object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChangeMutation) OldDeleted(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeleted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeleted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeleted: %w", err)
+	}
+	return oldValue.Deleted, nil
+}
+
+// ResetDeleted resets all changes to the "deleted" field.
+func (m *ChangeMutation) ResetDeleted() {
+	m.deleted = nil
+}
+
+// SetAt sets the "at" field.
+func (m *ChangeMutation) SetAt(i int64) {
+	m.at = &i
+	m.addat = nil
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *ChangeMutation) At() (r int64, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the Change entity.
+// If the Change object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChangeMutation) OldAt(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// AddAt adds i to the "at" field.
+func (m *ChangeMutation) AddAt(i int64) {
+	if m.addat != nil {
+		*m.addat += i
+	} else {
+		m.addat = &i
+	}
+}
+
+// AddedAt returns the value that was added to the "at" field in this mutation.
+func (m *ChangeMutation) AddedAt() (r int64, exists bool) {
+	v := m.addat
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *ChangeMutation) ResetAt() {
+	m.at = nil
+	m.addat = nil
+}
+
+// Where appends a list predicates to the ChangeMutation builder.
+func (m *ChangeMutation) Where(ps ...predicate.Change) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChangeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChangeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Change, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChangeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChangeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Change).
+func (m *ChangeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChangeMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.seq != nil {
+		fields = append(fields, change.FieldSeq)
+	}
+	if m.table_name != nil {
+		fields = append(fields, change.FieldTableName)
+	}
+	if m.record_id != nil {
+		fields = append(fields, change.FieldRecordID)
+	}
+	if m.deleted != nil {
+		fields = append(fields, change.FieldDeleted)
+	}
+	if m.at != nil {
+		fields = append(fields, change.FieldAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChangeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case change.FieldSeq:
+		return m.Seq()
+	case change.FieldTableName:
+		return m.TableName()
+	case change.FieldRecordID:
+		return m.RecordID()
+	case change.FieldDeleted:
+		return m.Deleted()
+	case change.FieldAt:
+		return m.At()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChangeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case change.FieldSeq:
+		return m.OldSeq(ctx)
+	case change.FieldTableName:
+		return m.OldTableName(ctx)
+	case change.FieldRecordID:
+		return m.OldRecordID(ctx)
+	case change.FieldDeleted:
+		return m.OldDeleted(ctx)
+	case change.FieldAt:
+		return m.OldAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Change field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChangeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case change.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case change.FieldTableName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTableName(v)
+		return nil
+	case change.FieldRecordID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordID(v)
+		return nil
+	case change.FieldDeleted:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeleted(v)
+		return nil
+	case change.FieldAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Change field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChangeMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, change.FieldSeq)
+	}
+	if m.addrecord_id != nil {
+		fields = append(fields, change.FieldRecordID)
+	}
+	if m.addat != nil {
+		fields = append(fields, change.FieldAt)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChangeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case change.FieldSeq:
+		return m.AddedSeq()
+	case change.FieldRecordID:
+		return m.AddedRecordID()
+	case change.FieldAt:
+		return m.AddedAt()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChangeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case change.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	case change.FieldRecordID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRecordID(v)
+		return nil
+	case change.FieldAt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Change numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChangeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(change.FieldSeq) {
+		fields = append(fields, change.FieldSeq)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChangeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChangeMutation) ClearField(name string) error {
+	switch name {
+	case change.FieldSeq:
+		m.ClearSeq()
+		return nil
+	}
+	return fmt.Errorf("unknown Change nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChangeMutation) ResetField(name string) error {
+	switch name {
+	case change.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case change.FieldTableName:
+		m.ResetTableName()
+		return nil
+	case change.FieldRecordID:
+		m.ResetRecordID()
+		return nil
+	case change.FieldDeleted:
+		m.ResetDeleted()
+		return nil
+	case change.FieldAt:
+		m.ResetAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Change field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChangeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChangeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChangeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChangeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChangeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChangeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChangeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Change unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChangeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Change edge %s", name)
 }
 
 // CountSlotMutation represents an operation that mutates the CountSlot nodes in the graph.
@@ -3056,6 +4669,422 @@ func (m *DerivedStateMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *DerivedStateMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown DerivedState edge %s", name)
+}
+
+// FeedHorizonMutation represents an operation that mutates the FeedHorizon nodes in the graph.
+type FeedHorizonMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	table_name    *string
+	seq           *int64
+	addseq        *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*FeedHorizon, error)
+	predicates    []predicate.FeedHorizon
+}
+
+var _ ent.Mutation = (*FeedHorizonMutation)(nil)
+
+// feedhorizonOption allows management of the mutation configuration using functional options.
+type feedhorizonOption func(*FeedHorizonMutation)
+
+// newFeedHorizonMutation creates new mutation for the FeedHorizon entity.
+func newFeedHorizonMutation(c config, op Op, opts ...feedhorizonOption) *FeedHorizonMutation {
+	m := &FeedHorizonMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeFeedHorizon,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withFeedHorizonID sets the ID field of the mutation.
+func withFeedHorizonID(id int) feedhorizonOption {
+	return func(m *FeedHorizonMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *FeedHorizon
+		)
+		m.oldValue = func(ctx context.Context) (*FeedHorizon, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().FeedHorizon.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withFeedHorizon sets the old FeedHorizon of the mutation.
+func withFeedHorizon(node *FeedHorizon) feedhorizonOption {
+	return func(m *FeedHorizonMutation) {
+		m.oldValue = func(context.Context) (*FeedHorizon, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m FeedHorizonMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m FeedHorizonMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *FeedHorizonMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *FeedHorizonMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().FeedHorizon.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTableName sets the "table_name" field.
+func (m *FeedHorizonMutation) SetTableName(s string) {
+	m.table_name = &s
+}
+
+// TableName returns the value of the "table_name" field in the mutation.
+func (m *FeedHorizonMutation) TableName() (r string, exists bool) {
+	v := m.table_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTableName returns the old "table_name" field's value of the FeedHorizon entity.
+// If the FeedHorizon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FeedHorizonMutation) OldTableName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTableName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTableName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTableName: %w", err)
+	}
+	return oldValue.TableName, nil
+}
+
+// ResetTableName resets all changes to the "table_name" field.
+func (m *FeedHorizonMutation) ResetTableName() {
+	m.table_name = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *FeedHorizonMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *FeedHorizonMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the FeedHorizon entity.
+// If the FeedHorizon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *FeedHorizonMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *FeedHorizonMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *FeedHorizonMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *FeedHorizonMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// Where appends a list predicates to the FeedHorizonMutation builder.
+func (m *FeedHorizonMutation) Where(ps ...predicate.FeedHorizon) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the FeedHorizonMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *FeedHorizonMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.FeedHorizon, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *FeedHorizonMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *FeedHorizonMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (FeedHorizon).
+func (m *FeedHorizonMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *FeedHorizonMutation) Fields() []string {
+	fields := make([]string, 0, 2)
+	if m.table_name != nil {
+		fields = append(fields, feedhorizon.FieldTableName)
+	}
+	if m.seq != nil {
+		fields = append(fields, feedhorizon.FieldSeq)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *FeedHorizonMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case feedhorizon.FieldTableName:
+		return m.TableName()
+	case feedhorizon.FieldSeq:
+		return m.Seq()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *FeedHorizonMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case feedhorizon.FieldTableName:
+		return m.OldTableName(ctx)
+	case feedhorizon.FieldSeq:
+		return m.OldSeq(ctx)
+	}
+	return nil, fmt.Errorf("unknown FeedHorizon field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *FeedHorizonMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case feedhorizon.FieldTableName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTableName(v)
+		return nil
+	case feedhorizon.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown FeedHorizon field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *FeedHorizonMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, feedhorizon.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *FeedHorizonMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case feedhorizon.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *FeedHorizonMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case feedhorizon.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown FeedHorizon numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *FeedHorizonMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *FeedHorizonMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *FeedHorizonMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown FeedHorizon nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *FeedHorizonMutation) ResetField(name string) error {
+	switch name {
+	case feedhorizon.FieldTableName:
+		m.ResetTableName()
+		return nil
+	case feedhorizon.FieldSeq:
+		m.ResetSeq()
+		return nil
+	}
+	return fmt.Errorf("unknown FeedHorizon field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *FeedHorizonMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *FeedHorizonMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *FeedHorizonMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *FeedHorizonMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *FeedHorizonMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *FeedHorizonMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *FeedHorizonMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown FeedHorizon unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *FeedHorizonMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown FeedHorizon edge %s", name)
 }
 
 // LoginFailureMutation represents an operation that mutates the LoginFailure nodes in the graph.

@@ -3,9 +3,12 @@
 package ent
 
 import (
+	"personnel/ent/auditentry"
 	"personnel/ent/authtoken"
+	"personnel/ent/change"
 	"personnel/ent/countslot"
 	"personnel/ent/derivedstate"
+	"personnel/ent/feedhorizon"
 	"personnel/ent/loginfailure"
 	"personnel/ent/replica"
 	"personnel/ent/schema"
@@ -17,6 +20,28 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	auditentryFields := schema.AuditEntry{}.Fields()
+	_ = auditentryFields
+	// auditentryDescActorUsername is the schema descriptor for actor_username field.
+	auditentryDescActorUsername := auditentryFields[2].Descriptor()
+	// auditentry.ActorUsernameValidator is a validator for the "actor_username" field. It is called by the builders before save.
+	auditentry.ActorUsernameValidator = auditentryDescActorUsername.Validators[0].(func(string) error)
+	// auditentryDescActorCommand is the schema descriptor for actor_command field.
+	auditentryDescActorCommand := auditentryFields[3].Descriptor()
+	// auditentry.ActorCommandValidator is a validator for the "actor_command" field. It is called by the builders before save.
+	auditentry.ActorCommandValidator = auditentryDescActorCommand.Validators[0].(func(string) error)
+	// auditentryDescRequestID is the schema descriptor for request_id field.
+	auditentryDescRequestID := auditentryFields[4].Descriptor()
+	// auditentry.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	auditentry.RequestIDValidator = auditentryDescRequestID.Validators[0].(func(string) error)
+	// auditentryDescResource is the schema descriptor for resource field.
+	auditentryDescResource := auditentryFields[5].Descriptor()
+	// auditentry.ResourceValidator is a validator for the "resource" field. It is called by the builders before save.
+	auditentry.ResourceValidator = auditentryDescResource.Validators[0].(func(string) error)
+	// auditentryDescAction is the schema descriptor for action field.
+	auditentryDescAction := auditentryFields[7].Descriptor()
+	// auditentry.ActionValidator is a validator for the "action" field. It is called by the builders before save.
+	auditentry.ActionValidator = auditentryDescAction.Validators[0].(func(string) error)
 	authtokenFields := schema.AuthToken{}.Fields()
 	_ = authtokenFields
 	// authtokenDescSalt is the schema descriptor for salt field.
@@ -31,6 +56,12 @@ func init() {
 	authtokenDescCreatedAt := authtokenFields[3].Descriptor()
 	// authtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
 	authtoken.DefaultCreatedAt = authtokenDescCreatedAt.Default.(func() time.Time)
+	changeFields := schema.Change{}.Fields()
+	_ = changeFields
+	// changeDescTableName is the schema descriptor for table_name field.
+	changeDescTableName := changeFields[1].Descriptor()
+	// change.TableNameValidator is a validator for the "table_name" field. It is called by the builders before save.
+	change.TableNameValidator = changeDescTableName.Validators[0].(func(string) error)
 	countslotFields := schema.CountSlot{}.Fields()
 	_ = countslotFields
 	// countslotDescTableName is the schema descriptor for table_name field.
@@ -51,6 +82,12 @@ func init() {
 	derivedstateDescSince := derivedstateFields[3].Descriptor()
 	// derivedstate.DefaultSince holds the default value on creation for the since field.
 	derivedstate.DefaultSince = derivedstateDescSince.Default.(int)
+	feedhorizonFields := schema.FeedHorizon{}.Fields()
+	_ = feedhorizonFields
+	// feedhorizonDescTableName is the schema descriptor for table_name field.
+	feedhorizonDescTableName := feedhorizonFields[0].Descriptor()
+	// feedhorizon.TableNameValidator is a validator for the "table_name" field. It is called by the builders before save.
+	feedhorizon.TableNameValidator = feedhorizonDescTableName.Validators[0].(func(string) error)
 	loginfailureFields := schema.LoginFailure{}.Fields()
 	_ = loginfailureFields
 	// loginfailureDescSubject is the schema descriptor for subject field.

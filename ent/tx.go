@@ -16,14 +16,20 @@ type Tx struct {
 	config
 	// Area is the client for interacting with the Area builders.
 	Area *AreaClient
+	// AuditEntry is the client for interacting with the AuditEntry builders.
+	AuditEntry *AuditEntryClient
 	// AuthToken is the client for interacting with the AuthToken builders.
 	AuthToken *AuthTokenClient
+	// Change is the client for interacting with the Change builders.
+	Change *ChangeClient
 	// CountSlot is the client for interacting with the CountSlot builders.
 	CountSlot *CountSlotClient
 	// Department is the client for interacting with the Department builders.
 	Department *DepartmentClient
 	// DerivedState is the client for interacting with the DerivedState builders.
 	DerivedState *DerivedStateClient
+	// FeedHorizon is the client for interacting with the FeedHorizon builders.
+	FeedHorizon *FeedHorizonClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
 	// Replica is the client for interacting with the Replica builders.
@@ -162,10 +168,13 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Area = NewAreaClient(tx.config)
+	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.AuthToken = NewAuthTokenClient(tx.config)
+	tx.Change = NewChangeClient(tx.config)
 	tx.CountSlot = NewCountSlotClient(tx.config)
 	tx.Department = NewDepartmentClient(tx.config)
 	tx.DerivedState = NewDerivedStateClient(tx.config)
+	tx.FeedHorizon = NewFeedHorizonClient(tx.config)
 	tx.LoginFailure = NewLoginFailureClient(tx.config)
 	tx.Replica = NewReplicaClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -226,8 +227,10 @@ func Plan(ctx context.Context, d string, tables []*entschema.Table, rs []config.
 }
 
 // stateRows records the state of each structure a step creates or drops
-// (db/trust.go): trusted with a new resource table, untrusted beside one
-// that holds records already.
+// (db/trust.go): trusted when the step creates its resource table too, or
+// the table is empty; untrusted, to be rebuilt, beside records already
+// there. The change feed (db/feed.go), which has no table of its own per
+// resource, is recorded with the feed's table or the resource's.
 func stateRows(d string, rs []config.Resource, changes []atlas.Change, version int, created *[]string) []string {
 	added, dropped := map[string]bool{}, map[string]bool{}
 	for _, c := range changes {
@@ -240,35 +243,66 @@ func stateRows(d string, rs []config.Resource, changes []atlas.Change, version i
 		}
 	}
 	sort.Strings(*created)
-	quote := "`"
-	if d == dialect.Postgres {
-		quote = `"`
+	q := func(name string) string {
+		if d == dialect.Postgres {
+			return `"` + name + `"`
+		}
+		return "`" + name + "`"
+	}
+	derived := q("personnel_derived")
+	insert := func(table, structure string) string {
+		trusted := "1"
+		if !added[table] {
+			trusted = "CASE WHEN EXISTS (SELECT 1 FROM " + q(table) + ") THEN 0 ELSE 1 END"
+		}
+		return fmt.Sprintf("-- record the state of %q of %q\nINSERT INTO %s (%s, %s, %s, %s) VALUES ('%s', '%s', %s, %d);",
+			structure, table, derived, q("table_name"), q("structure"), q("trusted"), q("since"), table, structure, trusted, version)
+	}
+	remove := func(table, structure string) string {
+		where := q("table_name") + " = '" + table + "'"
+		if structure != "" {
+			where += " AND " + q("structure") + " = '" + structure + "'"
+		}
+		return fmt.Sprintf("-- forget the state of %q of %q\nDELETE FROM %s WHERE %s;", structure, table, derived, where)
 	}
 	var out []string
+	sides := map[string]bool{}
 	for _, r := range rs {
 		seen := map[string]bool{}
 		for _, st := range db.SideTables(d, r, atlas.NewTable(r.Table).AddColumns(atlas.NewIntColumn("id", "bigint"))) {
+			sides[st.Table.Name] = true
 			if seen[st.Structure] {
 				continue
 			}
 			switch {
 			case added[st.Table.Name]:
 				seen[st.Structure] = true
-				trusted := 0
-				if added[r.Table] {
-					trusted = 1
-				}
-				out = append(out, fmt.Sprintf("-- record the state of %q of %q\nINSERT INTO %sderived%s (%stable_name%s, %sstructure%s, %strusted%s, %ssince%s) VALUES ('%s', '%s', %d, %d);",
-					st.Structure, r.Table, quote+"personnel_", quote, quote, quote, quote, quote, quote, quote, quote, quote, r.Table, st.Structure, trusted, version))
+				out = append(out, insert(r.Table, st.Structure))
 			case dropped[st.Table.Name]:
 				seen[st.Structure] = true
-				out = append(out, fmt.Sprintf("-- forget the state of %q of %q\nDELETE FROM %sderived%s WHERE %stable_name%s = '%s' AND %sstructure%s = '%s';",
-					st.Structure, r.Table, quote+"personnel_", quote, quote, quote, r.Table, quote, quote, st.Structure))
+				out = append(out, remove(r.Table, st.Structure))
 			}
 		}
+		if added[db.FeedTable] || added[r.Table] {
+			out = append(out, insert(r.Table, db.FeedStructure))
+		}
+	}
+	var gone []string
+	for name := range dropped {
+		if !sides[name] && strings.HasPrefix(name, "personnel_") && !slices.Contains(alwaysDropped, name) {
+			gone = append(gone, name)
+		}
+	}
+	sort.Strings(gone)
+	for _, name := range gone {
+		out = append(out, remove(name, ""))
 	}
 	return out
 }
+
+// alwaysDropped are tables a step dropped that were never resource
+// tables.
+var alwaysDropped = []string{"personnel_record_count"}
 
 // Write writes the step into dir as name.sql, the new snapshot, and
 // atlas.sum.

@@ -20,6 +20,18 @@ func (f AreaFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AreaMutation", m)
 }
 
+// The AuditEntryFunc type is an adapter to allow the use of ordinary
+// function as AuditEntry mutator.
+type AuditEntryFunc func(context.Context, *ent.AuditEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuditEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AuditEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuditEntryMutation", m)
+}
+
 // The AuthTokenFunc type is an adapter to allow the use of ordinary
 // function as AuthToken mutator.
 type AuthTokenFunc func(context.Context, *ent.AuthTokenMutation) (ent.Value, error)
@@ -30,6 +42,18 @@ func (f AuthTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuthTokenMutation", m)
+}
+
+// The ChangeFunc type is an adapter to allow the use of ordinary
+// function as Change mutator.
+type ChangeFunc func(context.Context, *ent.ChangeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChangeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ChangeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChangeMutation", m)
 }
 
 // The CountSlotFunc type is an adapter to allow the use of ordinary
@@ -66,6 +90,18 @@ func (f DerivedStateFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DerivedStateMutation", m)
+}
+
+// The FeedHorizonFunc type is an adapter to allow the use of ordinary
+// function as FeedHorizon mutator.
+type FeedHorizonFunc func(context.Context, *ent.FeedHorizonMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f FeedHorizonFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.FeedHorizonMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.FeedHorizonMutation", m)
 }
 
 // The LoginFailureFunc type is an adapter to allow the use of ordinary

@@ -54,6 +54,47 @@ var (
 			},
 		},
 	}
+	// PersonnelAuditColumns holds the columns for the "personnel_audit" table.
+	PersonnelAuditColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "at", Type: field.TypeInt64},
+		{Name: "actor_id", Type: field.TypeInt, Nullable: true},
+		{Name: "actor_username", Type: field.TypeString, Nullable: true, Size: 150},
+		{Name: "actor_command", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "request_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "resource", Type: field.TypeString, Size: 64},
+		{Name: "record_id", Type: field.TypeInt64},
+		{Name: "action", Type: field.TypeString, Size: 8},
+		{Name: "changes", Type: field.TypeString, Size: 2147483647, SchemaType: map[string]string{"mysql": "mediumtext"}},
+	}
+	// PersonnelAuditTable holds the schema information for the "personnel_audit" table.
+	PersonnelAuditTable = &schema.Table{
+		Name:       "personnel_audit",
+		Columns:    PersonnelAuditColumns,
+		PrimaryKey: []*schema.Column{PersonnelAuditColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "auditentry_resource_record_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelAuditColumns[6], PersonnelAuditColumns[7]},
+			},
+			{
+				Name:    "auditentry_actor_username",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelAuditColumns[3]},
+			},
+			{
+				Name:    "auditentry_request_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelAuditColumns[5]},
+			},
+			{
+				Name:    "auditentry_at",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelAuditColumns[1]},
+			},
+		},
+	}
 	// PersonnelAuthTokenColumns holds the columns for the "personnel_auth_token" table.
 	PersonnelAuthTokenColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -80,6 +121,38 @@ var (
 				Name:    "authtoken_user_id",
 				Unique:  true,
 				Columns: []*schema.Column{PersonnelAuthTokenColumns[4]},
+			},
+		},
+	}
+	// PersonnelChangeColumns holds the columns for the "personnel_change" table.
+	PersonnelChangeColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "seq", Type: field.TypeInt64, Nullable: true},
+		{Name: "table_name", Type: field.TypeString, Size: 64},
+		{Name: "record_id", Type: field.TypeInt64},
+		{Name: "deleted", Type: field.TypeBool},
+		{Name: "at", Type: field.TypeInt64},
+	}
+	// PersonnelChangeTable holds the schema information for the "personnel_change" table.
+	PersonnelChangeTable = &schema.Table{
+		Name:       "personnel_change",
+		Columns:    PersonnelChangeColumns,
+		PrimaryKey: []*schema.Column{PersonnelChangeColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "change_seq",
+				Unique:  true,
+				Columns: []*schema.Column{PersonnelChangeColumns[1]},
+			},
+			{
+				Name:    "change_table_name_seq",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelChangeColumns[2], PersonnelChangeColumns[1]},
+			},
+			{
+				Name:    "change_table_name_record_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelChangeColumns[2], PersonnelChangeColumns[3]},
 			},
 		},
 	}
@@ -169,6 +242,18 @@ var (
 			},
 		},
 	}
+	// PersonnelFeedHorizonColumns holds the columns for the "personnel_feed_horizon" table.
+	PersonnelFeedHorizonColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "table_name", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "seq", Type: field.TypeInt64},
+	}
+	// PersonnelFeedHorizonTable holds the schema information for the "personnel_feed_horizon" table.
+	PersonnelFeedHorizonTable = &schema.Table{
+		Name:       "personnel_feed_horizon",
+		Columns:    PersonnelFeedHorizonColumns,
+		PrimaryKey: []*schema.Column{PersonnelFeedHorizonColumns[0]},
+	}
 	// PersonnelLoginFailureColumns holds the columns for the "personnel_login_failure" table.
 	PersonnelLoginFailureColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -230,10 +315,13 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		PersonnelAreaTable,
+		PersonnelAuditTable,
 		PersonnelAuthTokenTable,
+		PersonnelChangeTable,
 		PersonnelCountSlotTable,
 		PersonnelDepartmentTable,
 		PersonnelDerivedTable,
+		PersonnelFeedHorizonTable,
 		PersonnelLoginFailureTable,
 		PersonnelReplicaTable,
 		PersonnelUserTable,
@@ -245,9 +333,15 @@ func init() {
 	PersonnelAreaTable.Annotation = &entsql.Annotation{
 		Table: "personnel_area",
 	}
+	PersonnelAuditTable.Annotation = &entsql.Annotation{
+		Table: "personnel_audit",
+	}
 	PersonnelAuthTokenTable.ForeignKeys[0].RefTable = PersonnelUserTable
 	PersonnelAuthTokenTable.Annotation = &entsql.Annotation{
 		Table: "personnel_auth_token",
+	}
+	PersonnelChangeTable.Annotation = &entsql.Annotation{
+		Table: "personnel_change",
 	}
 	PersonnelCountSlotTable.Annotation = &entsql.Annotation{
 		Table: "personnel_count_slot",
@@ -258,6 +352,9 @@ func init() {
 	}
 	PersonnelDerivedTable.Annotation = &entsql.Annotation{
 		Table: "personnel_derived",
+	}
+	PersonnelFeedHorizonTable.Annotation = &entsql.Annotation{
+		Table: "personnel_feed_horizon",
 	}
 	PersonnelLoginFailureTable.Annotation = &entsql.Annotation{
 		Table: "personnel_login_failure",

@@ -9,8 +9,14 @@ import (
 // Area is the predicate function for area builders.
 type Area func(*sql.Selector)
 
+// AuditEntry is the predicate function for auditentry builders.
+type AuditEntry func(*sql.Selector)
+
 // AuthToken is the predicate function for authtoken builders.
 type AuthToken func(*sql.Selector)
+
+// Change is the predicate function for change builders.
+type Change func(*sql.Selector)
 
 // CountSlot is the predicate function for countslot builders.
 type CountSlot func(*sql.Selector)
@@ -20,6 +26,9 @@ type Department func(*sql.Selector)
 
 // DerivedState is the predicate function for derivedstate builders.
 type DerivedState func(*sql.Selector)
+
+// FeedHorizon is the predicate function for feedhorizon builders.
+type FeedHorizon func(*sql.Selector)
 
 // LoginFailure is the predicate function for loginfailure builders.
 type LoginFailure func(*sql.Selector)

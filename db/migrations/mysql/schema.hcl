@@ -184,6 +184,67 @@ table "personnel_area_closure" {
     columns = [column.ancestor, column.descendant, column.depth]
   }
 }
+table "personnel_audit" {
+  schema  = schema.main
+  charset = "utf8mb4"
+  collate = "utf8mb4_nopad_bin"
+  column "id" {
+    null           = false
+    type           = bigint
+    auto_increment = true
+  }
+  column "at" {
+    null = false
+    type = bigint
+  }
+  column "actor_id" {
+    null = true
+    type = bigint
+  }
+  column "actor_username" {
+    null = true
+    type = varchar(150)
+  }
+  column "actor_command" {
+    null = true
+    type = varchar(64)
+  }
+  column "request_id" {
+    null = true
+    type = varchar(128)
+  }
+  column "resource" {
+    null = false
+    type = varchar(64)
+  }
+  column "record_id" {
+    null = false
+    type = bigint
+  }
+  column "action" {
+    null = false
+    type = varchar(8)
+  }
+  column "changes" {
+    null = false
+    type = mediumtext
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "auditentry_resource_record_id" {
+    columns = [column.resource, column.record_id]
+  }
+  index "auditentry_actor_username" {
+    columns = [column.actor_username]
+  }
+  index "auditentry_request_id" {
+    columns = [column.request_id]
+  }
+  index "auditentry_at" {
+    columns = [column.at]
+  }
+}
 table "personnel_auth_token" {
   schema  = schema.main
   charset = "utf8mb4"
@@ -224,6 +285,49 @@ table "personnel_auth_token" {
   index "authtoken_user_id" {
     unique  = true
     columns = [column.user_id]
+  }
+}
+table "personnel_change" {
+  schema  = schema.main
+  charset = "utf8mb4"
+  collate = "utf8mb4_nopad_bin"
+  column "id" {
+    null           = false
+    type           = bigint
+    auto_increment = true
+  }
+  column "seq" {
+    null = true
+    type = bigint
+  }
+  column "table_name" {
+    null = false
+    type = varchar(64)
+  }
+  column "record_id" {
+    null = false
+    type = bigint
+  }
+  column "deleted" {
+    null = false
+    type = boolean
+  }
+  column "at" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "change_seq" {
+    unique  = true
+    columns = [column.seq]
+  }
+  index "change_table_name_seq" {
+    columns = [column.table_name, column.seq]
+  }
+  index "change_table_name_record_id" {
+    columns = [column.table_name, column.record_id]
   }
 }
 table "personnel_count_slot" {
@@ -473,6 +577,31 @@ table "personnel_derived" {
   index "derivedstate_table_name_structure" {
     unique  = true
     columns = [column.table_name, column.structure]
+  }
+}
+table "personnel_feed_horizon" {
+  schema  = schema.main
+  charset = "utf8mb4"
+  collate = "utf8mb4_nopad_bin"
+  column "id" {
+    null           = false
+    type           = bigint
+    auto_increment = true
+  }
+  column "table_name" {
+    null = false
+    type = varchar(64)
+  }
+  column "seq" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "table_name" {
+    unique  = true
+    columns = [column.table_name]
   }
 }
 table "personnel_login_failure" {

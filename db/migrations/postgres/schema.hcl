@@ -180,6 +180,67 @@ table "personnel_area_closure" {
     columns = [column.ancestor, column.descendant, column.depth]
   }
 }
+table "personnel_audit" {
+  schema = schema.main
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "at" {
+    null = false
+    type = bigint
+  }
+  column "actor_id" {
+    null = true
+    type = bigint
+  }
+  column "actor_username" {
+    null = true
+    type = varchar
+  }
+  column "actor_command" {
+    null = true
+    type = varchar
+  }
+  column "request_id" {
+    null = true
+    type = varchar
+  }
+  column "resource" {
+    null = false
+    type = varchar
+  }
+  column "record_id" {
+    null = false
+    type = bigint
+  }
+  column "action" {
+    null = false
+    type = varchar
+  }
+  column "changes" {
+    null = false
+    type = text
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "auditentry_resource_record_id" {
+    columns = [column.resource, column.record_id]
+  }
+  index "auditentry_actor_username" {
+    columns = [column.actor_username]
+  }
+  index "auditentry_request_id" {
+    columns = [column.request_id]
+  }
+  index "auditentry_at" {
+    columns = [column.at]
+  }
+}
 table "personnel_auth_token" {
   schema = schema.main
   column "id" {
@@ -220,6 +281,49 @@ table "personnel_auth_token" {
   index "authtoken_user_id" {
     unique  = true
     columns = [column.user_id]
+  }
+}
+table "personnel_change" {
+  schema = schema.main
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "seq" {
+    null = true
+    type = bigint
+  }
+  column "table_name" {
+    null = false
+    type = varchar
+  }
+  column "record_id" {
+    null = false
+    type = bigint
+  }
+  column "deleted" {
+    null = false
+    type = boolean
+  }
+  column "at" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "change_seq" {
+    unique  = true
+    columns = [column.seq]
+  }
+  index "change_table_name_seq" {
+    columns = [column.table_name, column.seq]
+  }
+  index "change_table_name_record_id" {
+    columns = [column.table_name, column.record_id]
   }
 }
 table "personnel_count_slot" {
@@ -465,6 +569,31 @@ table "personnel_derived" {
   index "derivedstate_table_name_structure" {
     unique  = true
     columns = [column.table_name, column.structure]
+  }
+}
+table "personnel_feed_horizon" {
+  schema = schema.main
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "table_name" {
+    null = false
+    type = varchar
+  }
+  column "seq" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "personnel_feed_horizon_table_name_key" {
+    unique  = true
+    columns = [column.table_name]
   }
 }
 table "personnel_login_failure" {

@@ -184,6 +184,65 @@ table "personnel_area_closure" {
   }
   without_rowid = true
 }
+table "personnel_audit" {
+  schema = schema.main
+  column "id" {
+    null           = false
+    type           = integer
+    auto_increment = true
+  }
+  column "at" {
+    null = false
+    type = integer
+  }
+  column "actor_id" {
+    null = true
+    type = integer
+  }
+  column "actor_username" {
+    null = true
+    type = text
+  }
+  column "actor_command" {
+    null = true
+    type = text
+  }
+  column "request_id" {
+    null = true
+    type = text
+  }
+  column "resource" {
+    null = false
+    type = text
+  }
+  column "record_id" {
+    null = false
+    type = integer
+  }
+  column "action" {
+    null = false
+    type = text
+  }
+  column "changes" {
+    null = false
+    type = text
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "auditentry_resource_record_id" {
+    columns = [column.resource, column.record_id]
+  }
+  index "auditentry_actor_username" {
+    columns = [column.actor_username]
+  }
+  index "auditentry_request_id" {
+    columns = [column.request_id]
+  }
+  index "auditentry_at" {
+    columns = [column.at]
+  }
+}
 table "personnel_auth_token" {
   schema = schema.main
   column "id" {
@@ -222,6 +281,47 @@ table "personnel_auth_token" {
   index "authtoken_user_id" {
     unique  = true
     columns = [column.user_id]
+  }
+}
+table "personnel_change" {
+  schema = schema.main
+  column "id" {
+    null           = false
+    type           = integer
+    auto_increment = true
+  }
+  column "seq" {
+    null = true
+    type = integer
+  }
+  column "table_name" {
+    null = false
+    type = text
+  }
+  column "record_id" {
+    null = false
+    type = integer
+  }
+  column "deleted" {
+    null = false
+    type = bool
+  }
+  column "at" {
+    null = false
+    type = integer
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "change_seq" {
+    unique  = true
+    columns = [column.seq]
+  }
+  index "change_table_name_seq" {
+    columns = [column.table_name, column.seq]
+  }
+  index "change_table_name_record_id" {
+    columns = [column.table_name, column.record_id]
   }
 }
 table "personnel_count_slot" {
@@ -467,6 +567,29 @@ table "personnel_derived" {
   index "derivedstate_table_name_structure" {
     unique  = true
     columns = [column.table_name, column.structure]
+  }
+}
+table "personnel_feed_horizon" {
+  schema = schema.main
+  column "id" {
+    null           = false
+    type           = integer
+    auto_increment = true
+  }
+  column "table_name" {
+    null = false
+    type = text
+  }
+  column "seq" {
+    null = false
+    type = integer
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  index "personnel_feed_horizon_table_name_key" {
+    unique  = true
+    columns = [column.table_name]
   }
 }
 table "personnel_login_failure" {

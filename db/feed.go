@@ -1,0 +1,481 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"personnel/record"
+)
+
+// The change feed of a resource table: what a system that mirrors the
+// table reads to keep in step, in the order the changes committed, never
+// skipping one.
+//
+//	personnel_change (id, seq, table_name, record_id, deleted, at)
+//
+// The feed keeper writes an entry for every record a write changes, in the
+// write's transaction (deleted for a delete, an upsert otherwise), with no
+// seq. Numbering the entries at insert would give the classic gap: a
+// transaction that took number 10 may commit after one that took 11, and
+// a consumer that has read 11 never sees 10. So entries are numbered
+// after they commit, by the sequencer: one at a time across replicas (a
+// lock), it numbers, in one transaction, the committed entries that have
+// no number yet, from one past the highest number given. An entry becomes
+// readable only with its number, and every number a sequencer gives is
+// higher than every number visible before it ran: a consumer that read up
+// to seq n and asks for what follows n misses nothing.
+//
+// Entries a later entry of the same record supersedes, and deletions,
+// are pruned after PERSONNEL_CHANGES_RETENTION; the latest upsert of a
+// record that exists is kept for ever, so a consumer that starts from
+// nothing still gets every record. A deletion pruned moves the table's
+// horizon (personnel_feed_horizon) past it: a cursor before the horizon
+// may have missed it, and is refused (ErrCursorGone).
+//
+// The feed is a structure like the others: its entries are whole once
+// every record has one. When it is added to a table that holds records
+// (an upgrade) it is rebuilt (an upsert of every record without an entry)
+// before it answers.
+
+// FeedStructure names the change feed among a table's structures.
+const FeedStructure = "feed"
+
+// FeedTable holds the entries of every table's change feed.
+const FeedTable = "personnel_change"
+
+// FeedHorizonTable holds, per table, the last entry pruned that a cursor
+// must not be older than.
+const FeedHorizonTable = "personnel_feed_horizon"
+
+var feedColumns = []string{"table_name", "record_id", "deleted", "at"}
+
+// feedKeeper writes the entries of every write of a table.
+type feedKeeper struct {
+	t     *Table
+	names Names
+}
+
+func newFeedKeeper(t *Table) *feedKeeper {
+	return &feedKeeper{t: t, names: Names{"change": FeedTable, "horizon": FeedHorizonTable, "table": t.Name}}
+}
+
+// Name implements Structure.
+func (k *feedKeeper) Name() string { return FeedStructure }
+
+// Inserted writes an upsert of each record.
+func (k *feedKeeper) Inserted(ctx context.Context, w *Write, rows []record.Row) error {
+	return k.write(ctx, w, ids(rows), false)
+}
+
+// Updated writes an upsert of each record.
+func (k *feedKeeper) Updated(ctx context.Context, w *Write, changes []Change) error {
+	list := make([]int, len(changes))
+	for i, c := range changes {
+		list[i] = c.After.ID
+	}
+	return k.write(ctx, w, list, false)
+}
+
+// Deleting writes a deletion of each record.
+func (k *feedKeeper) Deleting(ctx context.Context, w *Write, rows []record.Row) error {
+	return k.write(ctx, w, ids(rows), true)
+}
+
+func ids(rows []record.Row) []int {
+	out := make([]int, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func (k *feedKeeper) write(ctx context.Context, w *Write, records []int, deleted bool) error {
+	if len(records) == 0 {
+		return nil
+	}
+	at := time.Now().UnixMilli()
+	if c, ok := w.Tx.(bulkInserter); ok {
+		rows := make([][]any, len(records))
+		for i, id := range records {
+			rows[i] = []any{k.t.Name, int64(id), deleted, at}
+		}
+		_, err := c.CopyFrom(ctx, FeedTable, feedColumns, rows)
+		return err
+	}
+	names := Names{"change": FeedTable}
+	for i, c := range feedColumns {
+		names["c"+strconv.Itoa(i)] = c
+	}
+	for start := 0; start < len(records); start += auditBatch {
+		part := records[start:min(start+auditBatch, len(records))]
+		args := make([]any, 0, 4*len(part))
+		for _, id := range part {
+			args = append(args, k.t.Name, int64(id), deleted, at)
+		}
+		query := k.t.db.Render("INSERT INTO {change} ("+columnMarks(len(feedColumns))+") VALUES "+Tuples(len(part), len(feedColumns)), names)
+		if _, err := w.Tx.ExecContext(ctx, query, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rebuild writes an upsert of every record that has no entry, a batch per
+// transaction (each record locked, so a delete waits or is seen).
+func (k *feedKeeper) Rebuild(ctx context.Context) (int, error) {
+	d := k.t.db
+	sel := d.Render(`SELECT r.id FROM {table} AS r WHERE r.id > ?
+AND NOT EXISTS (SELECT 1 FROM {change} AS c WHERE c.table_name = ? AND c.record_id = r.id)
+ORDER BY r.id LIMIT ?`+d.Locks().Share, k.names)
+	total, after := 0, 0
+	for {
+		var list []int
+		err := d.InTx(ctx, func(tx Tx) error {
+			var err error
+			if list, err = queryInts(ctx, tx, sel, after, k.t.Name, rebuildBatch); err != nil || len(list) == 0 {
+				return err
+			}
+			return k.write(ctx, k.t.newWrite(tx, false), list, false)
+		})
+		if err != nil || len(list) == 0 {
+			return total, err
+		}
+		total += len(list)
+		after = list[len(list)-1]
+	}
+}
+
+// Check compares the feed with its table: every record has an entry whose
+// latest says it exists, and every record whose latest entry says so
+// exists.
+func (k *feedKeeper) Check(ctx context.Context) error {
+	d := k.t.db
+	live := map[int]bool{}
+	if err := queryRows(ctx, d.Reader(), d.Render("SELECT id FROM {table}", k.names), func(scan func(dest ...any) error) error {
+		var id int
+		err := scan(&id)
+		live[id] = true
+		return err
+	}); err != nil {
+		return err
+	}
+	latest := map[int]bool{} // record: exists according to its latest entry
+	err := queryRows(ctx, d.Reader(), d.Render("SELECT record_id, deleted FROM {change} WHERE table_name = ? ORDER BY id", k.names),
+		func(scan func(dest ...any) error) error {
+			var id int
+			var deleted bool
+			err := scan(&id, &deleted)
+			latest[id] = !deleted
+			return err
+		}, k.t.Name)
+	if err != nil {
+		return err
+	}
+	for id := range live {
+		if !latest[id] {
+			return fmt.Errorf("feed of %s: record %d has no entry, or its latest is a deletion", k.t.Name, id)
+		}
+	}
+	for id, exists := range latest {
+		if exists && !live[id] {
+			return fmt.Errorf("feed of %s: the latest entry of record %d says it exists, and it does not", k.t.Name, id)
+		}
+	}
+	return nil
+}
+
+// ErrCursorGone is the answer to a feed read from a cursor older than
+// what the feed keeps.
+var ErrCursorGone = errors.New("db: the feed no longer holds what follows this cursor")
+
+// FeedEntry is one change read from a feed.
+type FeedEntry struct {
+	Seq      int64
+	RecordID int
+	Deleted  bool
+}
+
+// Changes returns up to limit entries of the table's feed that follow
+// after (0: from the beginning of what is kept), in order, and whether
+// more follow. Entries committed but not numbered yet are numbered first.
+// A cursor before the table's horizon is ErrCursorGone.
+func (t *Table) Changes(ctx context.Context, after int64, limit int) ([]FeedEntry, bool, error) {
+	d := t.db
+	if err := d.Sequence(ctx); err != nil {
+		return nil, false, err
+	}
+	if after > 0 {
+		var horizon int64
+		err := scanOne(d.Reader().Query(ctx, d.Render("SELECT COALESCE(MAX(seq), 0) FROM {horizon} WHERE table_name = ?", Names{"horizon": FeedHorizonTable}), t.Name))(&horizon)
+		if err != nil {
+			return nil, false, err
+		}
+		if after < horizon {
+			return nil, false, ErrCursorGone
+		}
+	}
+	q := d.Render("SELECT seq, record_id, deleted FROM {change} WHERE table_name = ? AND seq > ? ORDER BY seq LIMIT ?", Names{"change": FeedTable})
+	var out []FeedEntry
+	err := queryRows(ctx, d.Reader(), q, func(scan func(dest ...any) error) error {
+		var e FeedEntry
+		err := scan(&e.Seq, &e.RecordID, &e.Deleted)
+		out = append(out, e)
+		return err
+	}, t.Name, after, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+// FeedEnd returns the number of the table's last numbered change: a
+// cursor that a consumer who reads the table now may follow the feed
+// from, missing nothing.
+func (t *Table) FeedEnd(ctx context.Context) (int64, error) {
+	var end int64
+	q := t.db.Render("SELECT COALESCE(MAX(seq), 0) FROM {change} WHERE table_name = ?", Names{"change": FeedTable})
+	err := scanOne(t.db.Reader().Query(ctx, q, t.Name))(&end)
+	return end, err
+}
+
+// sequenceBatch is how many entries one transaction of the sequencer
+// numbers.
+const sequenceBatch = 500
+
+// Sequence numbers the committed entries that have no number yet (see
+// the top of this file). One replica at a time does it; when another is
+// doing it, Sequence waits for it briefly, since what it numbers is what
+// the caller is after.
+func (d *DB) Sequence(ctx context.Context) error {
+	names := Names{"change": FeedTable}
+	var waiting int
+	if err := scanOne(d.Reader().Query(ctx, d.Render("SELECT COUNT(*) FROM (SELECT 1 AS one FROM {change} WHERE seq IS NULL LIMIT 1) AS p", names)))(&waiting); err != nil || waiting == 0 {
+		return err
+	}
+	release, err := d.lock(ctx, "feed", 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer release()
+	maxSeq := d.Render("SELECT COALESCE(MAX(seq), 0) FROM {change}", names)
+	pending := d.Render("SELECT id FROM {change} WHERE seq IS NULL ORDER BY id LIMIT ?", names)
+	for {
+		var n int
+		err := d.InTx(ctx, func(tx Tx) error {
+			var top int64
+			if err := scanOne(tx.Query(ctx, maxSeq))(&top); err != nil {
+				return err
+			}
+			list, err := queryInts(ctx, tx, pending, sequenceBatch)
+			if err != nil || len(list) == 0 {
+				n = 0
+				return err
+			}
+			n = len(list)
+			var b strings.Builder
+			b.WriteString("UPDATE {change} SET seq = CASE id")
+			args := make([]any, 0, 3*n)
+			for i, id := range list {
+				b.WriteString(" WHEN ? THEN ?")
+				args = append(args, id, top+int64(i)+1)
+			}
+			b.WriteString(" END WHERE id IN (" + Marks(n) + ")")
+			for _, id := range list {
+				args = append(args, id)
+			}
+			_, err = tx.ExecContext(ctx, d.Render(b.String(), names), args...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("numbering the change feed: %w", err)
+		}
+		if n < sequenceBatch {
+			return nil
+		}
+	}
+}
+
+// PruneChanges deletes the feed's entries older than retention that a
+// later entry of the same record supersedes, then its deletions older than
+// retention, moving each table's horizon past them; a batch per
+// transaction. It returns how many entries it deleted.
+func (d *DB) PruneChanges(ctx context.Context, retention time.Duration) (int, error) {
+	before := time.Now().Add(-retention).UnixMilli()
+	names := Names{"change": FeedTable, "horizon": FeedHorizonTable}
+	superseded := d.Render(`SELECT c.id FROM {change} AS c
+WHERE c.seq IS NOT NULL AND c.at < ? AND EXISTS (
+  SELECT 1 FROM {change} AS l WHERE l.table_name = c.table_name AND l.record_id = c.record_id AND l.seq > c.seq)
+ORDER BY c.id LIMIT ?`, names)
+	deletions := d.Render("SELECT id, table_name, seq FROM {change} WHERE deleted = ? AND seq IS NOT NULL AND at < ? ORDER BY seq LIMIT ?", names)
+	total := 0
+	for {
+		list, err := queryInts(ctx, d.Reader(), superseded, before, pruneBatch)
+		if err != nil {
+			return total, err
+		}
+		if len(list) == 0 {
+			break
+		}
+		if err := d.deleteChanges(ctx, list, nil); err != nil {
+			return total, err
+		}
+		total += len(list)
+	}
+	for {
+		var list []int
+		horizon := map[string]int64{}
+		err := queryRows(ctx, d.Reader(), deletions, func(scan func(dest ...any) error) error {
+			var id int
+			var table string
+			var seq int64
+			if err := scan(&id, &table, &seq); err != nil {
+				return err
+			}
+			list = append(list, id)
+			horizon[table] = max(horizon[table], seq)
+			return nil
+		}, true, before, pruneBatch)
+		if err != nil || len(list) == 0 {
+			return total, err
+		}
+		if err := d.deleteChanges(ctx, list, horizon); err != nil {
+			return total, err
+		}
+		total += len(list)
+	}
+}
+
+// deleteChanges deletes the entries list and moves the horizons of
+// horizon, in one transaction.
+func (d *DB) deleteChanges(ctx context.Context, list []int, horizon map[string]int64) error {
+	names := Names{"change": FeedTable, "horizon": FeedHorizonTable}
+	args := make([]any, len(list))
+	for i, id := range list {
+		args[i] = id
+	}
+	return d.InTx(ctx, func(tx Tx) error {
+		for table, seq := range horizon {
+			res, err := tx.ExecContext(ctx, d.Render("UPDATE {horizon} SET seq = ? WHERE table_name = ? AND seq < ?", names), seq, table, seq)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err == nil && n == 0 {
+				var have int
+				if err := scanOne(tx.Query(ctx, d.Render("SELECT COUNT(*) FROM {horizon} WHERE table_name = ?", names), table))(&have); err != nil {
+					return err
+				}
+				if have == 0 {
+					if _, err := tx.ExecContext(ctx, d.Render("INSERT INTO {horizon} (table_name, seq) VALUES (?, ?)", names), table, seq); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		_, err := tx.ExecContext(ctx, d.Render("DELETE FROM {change} WHERE id IN ("+Marks(len(list))+")", names), args...)
+		return err
+	})
+}
+
+// feedWatch wakes the readers of feeds waiting for a change. While anyone
+// waits, a poll numbers what was committed (on any replica) and reads the
+// end of each table's feed; when one moves, every waiter wakes and checks
+// its own table. Nobody holds a connection while waiting.
+type feedWatch struct {
+	mu      sync.Mutex
+	ends    map[string]int64 // the last end read of each table's feed
+	wake    chan struct{}    // closed (and replaced) when an end moves
+	waiters int
+	polling bool
+}
+
+// pollEvery is how often a replica with waiting readers numbers what was
+// committed and reads the ends of the feeds.
+const pollEvery = 200 * time.Millisecond
+
+// WaitForChange waits until the feed of the table has an entry after
+// after, or until timeout or ctx ends, and reports whether it has.
+func (t *Table) WaitForChange(ctx context.Context, after int64, timeout time.Duration) bool {
+	d, w := t.db, &t.db.feed
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		if w.ends[t.Name] > after {
+			w.mu.Unlock()
+			return true
+		}
+		if w.wake == nil {
+			w.wake = make(chan struct{})
+		}
+		wake := w.wake
+		w.waiters++
+		if !w.polling {
+			w.polling = true
+			go d.pollFeeds()
+		}
+		w.mu.Unlock()
+		var woken bool
+		select {
+		case <-wake:
+			woken = true
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		w.mu.Lock()
+		w.waiters--
+		w.mu.Unlock()
+		if !woken {
+			return false
+		}
+	}
+}
+
+// pollFeeds runs while anyone waits (see feedWatch).
+func (d *DB) pollFeeds() {
+	w := &d.feed
+	for {
+		w.mu.Lock()
+		if w.waiters == 0 || d.closed.Load() {
+			w.polling = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = d.Sequence(ctx)
+		moved := false
+		for _, t := range d.Tables() {
+			end, err := t.FeedEnd(ctx)
+			if err != nil {
+				continue
+			}
+			w.mu.Lock()
+			if w.ends == nil {
+				w.ends = map[string]int64{}
+			}
+			if end > w.ends[t.Name] {
+				w.ends[t.Name], moved = end, true
+			}
+			w.mu.Unlock()
+		}
+		cancel()
+		if moved {
+			w.mu.Lock()
+			if w.wake != nil {
+				close(w.wake)
+				w.wake = nil
+			}
+			w.mu.Unlock()
+		}
+		time.Sleep(pollEvery)
+	}
+}
