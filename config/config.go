@@ -204,7 +204,7 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_PAGE_SIZE_MAX", "page_size_max", "1000", "Largest `page_size`; larger requests are clamped to it.",
 		func(c *Config, v string) error { return positiveInt(&c.PageSizeMax, v) }},
-	{"PERSONNEL_STRICT_QUERY", "strict_query", "false", "`true`: a `page_size` that is not a positive integer and unknown, malformed or repeated `ordering` terms are a 400 naming the parameter. `false`: they are ignored, as the Django REST Framework service existing clients were written against does.",
+	{"PERSONNEL_STRICT_QUERY", "strict_query", "false", "`true`: a `page_size` that is not a positive integer, unknown, malformed or repeated `ordering` terms, and an unknown query parameter (a filter on an undeclared field or lookup among them) on a list, descendants or tree request are each a 400 naming the parameter. `false`: they are ignored, as the Django REST Framework service existing clients were written against does.",
 		func(c *Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

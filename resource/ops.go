@@ -186,8 +186,9 @@ func (r *Resource) handleAncestors(c *gin.Context) error {
 }
 
 func (r *Resource) handleTree(c *gin.Context) error {
-	tq, err := ParseTreeQuery(c.Request.URL.Query())
-	if err != nil {
+	values := c.Request.URL.Query()
+	tq, err := ParseTreeQuery(values)
+	if err := joinInvalid(err, r.CheckParams(values, "root", "depth")); err != nil {
 		return err
 	}
 	nodes, err := r.Tree(c.Request.Context(), tq, r.opts.TreeNodeLimit)
