@@ -187,7 +187,7 @@ var settings = []Setting{
 			c.PublicURL = u
 			return nil
 		}},
-	{"PERSONNEL_ALLOWED_HOSTS", "allowed_hosts", "", "Comma-separated host names the service answers to, as Django's `ALLOWED_HOSTS`: `hr.example.com` exactly, `.example.com` that domain and every subdomain, `*` any; a request with another `Host` gets 400 (`/healthz`, `/readyz` and `/metrics` excepted). Empty: any host in development; with `PERSONNEL_ENV=production` it is required unless `PERSONNEL_PUBLIC_URL` is set.",
+	{"PERSONNEL_ALLOWED_HOSTS", "allowed_hosts", "", "Comma-separated host names the service answers to, as Django's `ALLOWED_HOSTS`: `hr.example.com` exactly, `.example.com` that domain and every subdomain, `*` any; a request with another `Host` gets 400 (`/healthz`, `/readyz` and `/metrics` excepted), and so does one whose port is not digits (`127.0.0.1:evil.com`) whatever this says. Empty: any host in development; with `PERSONNEL_ENV=production` it is required unless `PERSONNEL_PUBLIC_URL` is set.",
 		func(c *Config, v string) error {
 			c.AllowedHosts = nil
 			for _, h := range strings.Split(v, ",") {
