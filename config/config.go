@@ -133,7 +133,7 @@ var secretSettings = map[string]bool{
 func Settings() []Setting { return settings }
 
 var settings = []Setting{
-	{"PERSONNEL_ADDR", "addr", ":8000", "Address to listen on (`host:port`; empty host means every interface).",
+	{"PERSONNEL_ADDR", "addr", "127.0.0.1:8000", "Address to listen on (`host:port`). The default serves this machine only, as `manage.py runserver` does; `0.0.0.0:8000` (or `:8000`) serves every interface, as the container image does.",
 		func(c *Config, v string) error {
 			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
 				return errors.New(`must be "host:port" or ":port"`)
