@@ -212,14 +212,14 @@ func (r *Resource) describeOperations(ops []Operation, suffix func(path string) 
 				c.Header("Allow", allow)
 				body := viewer
 				if editor != nil && r.canWrite(c) {
-					ok, err := !record, error(nil)
+					show := true
 					if record {
-						ok, err = r.recordExists(c)
+						var err error
+						if show, err = r.recordExists(c); err != nil {
+							return err
+						}
 					}
-					if err != nil {
-						return err
-					}
-					if ok {
+					if show {
 						body = editor
 					}
 				}

@@ -115,7 +115,7 @@ func (r *Resource) ParseQuery(values url.Values, extra ...string) (Query, error)
 		q.Filters = append(q.Filters, Filter{Field: p.field, Op: p.op, Value: val})
 	}
 	if r.opts.StrictQuery {
-		errs = append(errs, r.unknownParams(values, r.isListParam, extra)...)
+		errs = append(errs, r.unknownParams(values, true, extra)...)
 	}
 	if len(errs) > 0 {
 		return Query{}, apierror.Fields(errs...)
@@ -375,20 +375,20 @@ func (r *Resource) CheckParams(values url.Values, known ...string) error {
 	if !r.opts.StrictQuery {
 		return nil
 	}
-	if errs := r.unknownParams(values, func(string) bool { return false }, known); len(errs) > 0 {
+	if errs := r.unknownParams(values, false, known); len(errs) > 0 {
 		return apierror.Fields(errs...)
 	}
 	return nil
 }
 
 // unknownParams returns an error for each parameter of values, by name,
-// that is neither a parameter of the endpoint's own (own reports those)
-// nor one of extra. A name that starts with a field's key says which
-// lookups the field offers instead.
-func (r *Resource) unknownParams(values url.Values, own func(string) bool, extra []string) []apierror.FieldError {
+// that is not one of extra nor, for an endpoint that takes the list's
+// parameters (list), one of those. Where a name starts with a field's key,
+// its message says which filters the field offers instead.
+func (r *Resource) unknownParams(values url.Values, list bool, extra []string) []apierror.FieldError {
 	var unknown []string
 	for name := range values {
-		if !own(name) && !slices.Contains(extra, name) {
+		if !slices.Contains(extra, name) && !(list && r.isListParam(name)) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -397,7 +397,7 @@ func (r *Resource) unknownParams(values url.Values, own func(string) bool, extra
 	}
 	sort.Strings(unknown)
 	var names []string
-	if own("page") { // the list: its parameters, filters in our spelling
+	if list { // its parameters, filters in our spelling
 		names = append(names, listParamNames...)
 		for _, p := range r.params {
 			if !strings.Contains(p.name, "__") {
@@ -413,10 +413,8 @@ func (r *Resource) unknownParams(values url.Values, own func(string) bool, extra
 	errs := make([]apierror.FieldError, len(unknown))
 	for i, name := range unknown {
 		msg := takes
-		if own("page") {
-			if m := r.unknownLookup(name); m != "" {
-				msg = m
-			}
+		if m := r.unknownLookup(name); list && m != "" {
+			msg = m
 		}
 		errs[i] = apierror.FieldError{Field: name, Msg: msg}
 	}
