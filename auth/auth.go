@@ -132,6 +132,9 @@ const ctxError = "personnel.auth.error"
 // ctxUser holds the authenticated user's name, for logs.
 const ctxUser = "personnel.auth.user"
 
+// ctxEditor is set on the requests of an authenticated editor.
+const ctxEditor = "personnel.auth.editor"
+
 // ctxState holds the state of a user authenticated by key or Basic, for
 // gate (a JWT's user is checked there from its claims).
 const ctxState = "personnel.auth.state"
@@ -233,10 +236,7 @@ func (s *Service) Middleware() []gin.HandlerFunc {
 func (s *Service) identify(byJWT gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.GetHeader("Authorization")
-		scheme, cred := "", ""
-		if f := strings.Fields(h); len(f) == 2 {
-			scheme, cred = strings.ToLower(f[0]), f[1]
-		}
+		scheme, cred := splitAuthorization(h)
 		var st userState
 		var err error
 		switch {
@@ -266,6 +266,28 @@ func (s *Service) identify(byJWT gin.HandlerFunc) gin.HandlerFunc {
 	}
 }
 
+// splitAuthorization splits an Authorization header into its scheme word,
+// lowered, and its credentials, as Django REST Framework splits the header's
+// bytes: on runs of spaces and tabs (HTTP's white space), never on other
+// Unicode spaces such as NBSP or NEL, which are part of a word. A header
+// of any other shape gives two empty strings. The scheme is lowered in
+// ASCII only, so that no other character (the Kelvin sign, say) passes
+// for a letter of it.
+func splitAuthorization(h string) (scheme, cred string) {
+	isSpace := func(r rune) bool { return r == ' ' || r == '\t' }
+	f := strings.FieldsFunc(h, isSpace)
+	if len(f) != 2 {
+		return "", ""
+	}
+	b := []byte(f[0])
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b), f[1]
+}
+
 // verify lets gin-jwt parse and check a token the first time it is seen,
 // and answers from the verified-token cache after that: checking an HMAC
 // and decoding the claims on every request costs as much as reading a
@@ -292,6 +314,9 @@ func (s *Service) verify(ginJWT gin.HandlerFunc) gin.HandlerFunc {
 
 // Username returns the authenticated user's name, or "".
 func Username(c *gin.Context) string { return c.GetString(ctxUser) }
+
+// CanWrite reports whether the request was authenticated as an editor.
+func CanWrite(c *gin.Context) bool { return c.GetBool(ctxEditor) }
 
 // gate refuses tokens of users that are gone, disabled or changed password
 // since the login, and writes by viewers. A user authenticated by key or
@@ -320,19 +345,26 @@ func (s *Service) gate(c *gin.Context) {
 				return
 			}
 		}
+		// gin-jwt reads a fractional exp by its whole part; refresh and
+		// verify refuse one, and so does every request.
+		exp, ok := intClaim(claims[claimExp])
+		if !ok {
+			s.abort(c, apierror.New(apierror.Unauthorized, msgInvalid))
+			return
+		}
 		st, err = s.allowed(c.Request.Context(), login)
 		if err != nil {
 			s.abort(c, err)
 			return
 		}
 		if fresh {
-			if exp, ok := intClaim(claims[claimExp]); ok {
-				s.verified.put(tok.(string), verifiedToken{login: login, exp: exp})
-			}
+			s.verified.put(tok.(string), verifiedToken{login: login, exp: exp})
 		}
 	}
 	c.Set(ctxUser, st.username)
-	if st.role != RoleEditor && isWrite(c.Request.Method) {
+	if st.role == RoleEditor {
+		c.Set(ctxEditor, true)
+	} else if isWrite(c.Request.Method) {
 		s.abort(c, apierror.New(apierror.Forbidden, msgForbidden))
 		return
 	}

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"golang.org/x/crypto/bcrypt"
@@ -25,6 +27,9 @@ import (
 // still get its failure counted, and a client that hangs up must not take
 // its attempt's record with it.
 const bookkeepingTimeout = 5 * time.Second
+
+// msgNulChar is Django REST Framework's refusal of a NUL character.
+const msgNulChar = "Null characters are not allowed."
 
 // msgBusy is the answer when every password-hashing slot is taken.
 const msgBusy = "Too many passwords are being checked at the moment; try again in a second."
@@ -110,7 +115,13 @@ func (s *Service) checkPassword(c *gin.Context, username, password string) (*ent
 		return nil, apierror.New(apierror.TooManyRequests,
 			fmt.Sprintf("Too many failed logins; try again in %d seconds.", secs))
 	}
-	u, err := findUser(ctx, s.db.Read(), username, false)
+	var u *ent.User
+	err = ErrUserNotFound
+	if possibleUsername(username) {
+		// No user has any other name, and PostgreSQL refuses to compare
+		// one (a 500): it is an unknown user, at an unknown user's cost.
+		u, err = findUser(ctx, s.db.Read(), username, false)
+	}
 	hash := s.dummy
 	switch {
 	case err == nil:
@@ -131,6 +142,8 @@ func (s *Service) checkPassword(c *gin.Context, username, password string) (*ent
 		if uerr := upgradeHash(ctx, s.db, u, password, s.cost); uerr != nil {
 			slog.WarnContext(ctx, "storing a password hash at the configured cost", "user", u.Username, "error", uerr)
 		}
+	} else if err == nil && errors.Is(cerr, bcrypt.ErrMismatchedHashAndPassword) {
+		s.hardenRuntime(hash, password)
 	}
 	s.hashing.leave()
 	if cerr != nil && !errors.Is(cerr, bcrypt.ErrMismatchedHashAndPassword) {
@@ -152,6 +165,30 @@ func (s *Service) checkPassword(c *gin.Context, username, password string) (*ent
 		slog.WarnContext(ctx, "login throttle: forgiving a successful login", "error", serr)
 	}
 	return u, nil
+}
+
+// hardenRuntime makes a refused password of a user whose hash is cheaper
+// than the configured cost take as long as a refusal of an unknown name,
+// which is compared with a hash at the configured cost; otherwise timing
+// would tell which users have not logged in since the cost was raised.
+// As Django's harden_runtime does, it compares the password with the
+// user's hash again until the comparisons add up to one at the configured
+// cost (each step of cost doubles the work): 2^(configured-stored) - 1
+// more. A dearer hash cannot be made cheaper to refuse.
+func (s *Service) hardenRuntime(hash []byte, password string) {
+	cost, err := bcrypt.Cost(hash)
+	if err != nil || cost >= s.cost {
+		return
+	}
+	for range 1<<(s.cost-cost) - 1 {
+		_ = s.hasher.Compare(hash, password) // known to be wrong: only the time counts
+	}
+}
+
+// possibleUsername reports whether some user could have name: valid UTF-8
+// without NUL characters, as AddUser requires.
+func possibleUsername(name string) bool {
+	return utf8.ValidString(name) && !strings.ContainsRune(name, 0)
 }
 
 // errBadCredentials is the one answer to wrong credentials, at every login
@@ -210,6 +247,9 @@ func (s *Service) readCredentials(c *gin.Context) (credentials, error) {
 		dst  *string
 	}{{"username", &cr.username}, {"password", &cr.password}} {
 		v, msg := field(f.name)
+		if msg == "" && strings.ContainsRune(v, 0) {
+			msg = msgNulChar // DRF's CharField refuses it so
+		}
 		if msg != "" {
 			errs = append(errs, apierror.FieldError{Field: f.name, Msg: msg})
 		}

@@ -28,15 +28,29 @@ func SecretPath(dbDSN string) string {
 // one: replicas sharing a database must share the secret, which a local
 // file cannot do.
 func Secret(cfg *config.Config) ([]byte, error) {
-	switch {
-	case cfg.JWTSecret != nil:
+	if err := CheckSecret(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.JWTSecret != nil {
 		return cfg.JWTSecret, nil
-	case cfg.Env == config.EnvProduction:
-		return nil, errors.New("PERSONNEL_JWT_SECRET must be set when PERSONNEL_ENV=production (at least 32 bytes; generate one with: openssl rand -base64 48)")
-	case cfg.DBDriver != config.DriverSQLite:
-		return nil, errors.New("PERSONNEL_JWT_SECRET must be set with PERSONNEL_DB_DRIVER=" + cfg.DBDriver + ": every replica sharing the database must sign tokens with the same secret (generate one with: openssl rand -base64 48)")
 	}
 	return fileSecret(SecretPath(cfg.DBDSN))
+}
+
+// CheckSecret returns Secret's refusal of cfg, if any, without touching
+// the database or the file system, so that serve refuses to start before
+// it migrates anything. (A secret that is too short or, in production, a
+// placeholder is refused by config.Load already.)
+func CheckSecret(cfg *config.Config) error {
+	switch {
+	case cfg.JWTSecret != nil:
+		return nil
+	case cfg.Env == config.EnvProduction:
+		return errors.New("PERSONNEL_JWT_SECRET must be set when PERSONNEL_ENV=production (at least 32 bytes; generate one with: openssl rand -base64 48)")
+	case cfg.DBDriver != config.DriverSQLite:
+		return errors.New("PERSONNEL_JWT_SECRET must be set with PERSONNEL_DB_DRIVER=" + cfg.DBDriver + ": every replica sharing the database must sign tokens with the same secret (generate one with: openssl rand -base64 48)")
+	}
+	return nil
 }
 
 // fileSecret reads the secret at path, creating it first if it does not

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -71,9 +72,12 @@ func (l *subjectLocks) lock(a, b string) func() {
 // so that every spelling that logs in as one user counts against it, cut
 // to a username's length and to the column's 200 bytes, at a character
 // boundary (half a character is not UTF-8, which MySQL refuses to store).
+// Bytes that are not UTF-8 and NUL characters, which no user's name has
+// and MySQL and PostgreSQL refuse to store, count as U+FFFD.
 func userSubject(name string) string {
 	const prefix = "user:"
-	return prefix + cut(NormaliseUsername(name), schema.MaxUsername, 200-len(prefix))
+	name = strings.ReplaceAll(strings.ToValidUTF8(NormaliseUsername(name), "\uFFFD"), "\x00", "\uFFFD")
+	return prefix + cut(name, schema.MaxUsername, 200-len(prefix))
 }
 
 // cut returns the longest prefix of s with at most maxRunes characters and

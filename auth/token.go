@@ -18,7 +18,6 @@ import (
 	"personnel/db"
 	"personnel/ent"
 	"personnel/ent/authtoken"
-	"personnel/ent/user"
 )
 
 // TokenLoginPath is where DRF-style API keys are issued.
@@ -230,18 +229,17 @@ func isKey(s string) bool {
 	return true
 }
 
-// RevokeToken deletes the API key of the user called name: it stops
-// working on every replica within five seconds, and the next login issues
-// a new one. It returns ErrUserNotFound when there is no such user; a user
-// without a key is not an error.
+// RevokeToken deletes the API key of the user name designates, found as
+// every user command finds one (findUser: the name as typed, or its
+// normalised form): it stops working on every replica within five
+// seconds, and the next login issues a new one. It returns
+// ErrUserNotFound when there is no such user; a user without a key is not
+// an error.
 func RevokeToken(ctx context.Context, d *db.DB, name string) error {
-	id, err := d.Read().User.Query().Where(user.Username(name)).OnlyID(ctx)
-	if ent.IsNotFound(err) {
-		return ErrUserNotFound
-	}
+	u, err := findUser(ctx, d.Read(), name, false)
 	if err != nil {
 		return err
 	}
-	_, err = d.Write().AuthToken.Delete().Where(authtoken.UserID(id)).Exec(ctx)
+	_, err = d.Write().AuthToken.Delete().Where(authtoken.UserID(u.ID)).Exec(ctx)
 	return err
 }

@@ -137,7 +137,7 @@ var secretSettings = map[string]bool{
 func Settings() []Setting { return settings }
 
 var settings = []Setting{
-	{"PERSONNEL_ADDR", "addr", ":8000", "Address to listen on (`host:port`; empty host means every interface).",
+	{"PERSONNEL_ADDR", "addr", "127.0.0.1:8000", "Address to listen on (`host:port`). The default serves this machine only, as `manage.py runserver` does; `0.0.0.0:8000` (or `:8000`) serves every interface, as the container image does.",
 		func(c *Config, v string) error {
 			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
 				return errors.New(`must be "host:port" or ":port"`)
@@ -191,7 +191,7 @@ var settings = []Setting{
 			c.PublicURL = u
 			return nil
 		}},
-	{"PERSONNEL_ALLOWED_HOSTS", "allowed_hosts", "", "Comma-separated host names the service answers to, as Django's `ALLOWED_HOSTS`: `hr.example.com` exactly, `.example.com` that domain and every subdomain, `*` any; a request with another `Host` gets 400 (`/healthz`, `/readyz` and `/metrics` excepted). Empty: any host in development; with `PERSONNEL_ENV=production` it is required unless `PERSONNEL_PUBLIC_URL` is set.",
+	{"PERSONNEL_ALLOWED_HOSTS", "allowed_hosts", "", "Comma-separated host names the service answers to, as Django's `ALLOWED_HOSTS`: `hr.example.com` exactly, `.example.com` that domain and every subdomain, `*` any; a request with another `Host` gets 400 (`/healthz`, `/readyz` and `/metrics` excepted), and so does one whose port is not digits (`127.0.0.1:evil.com`) whatever this says. Empty: any host in development; with `PERSONNEL_ENV=production` it is required unless `PERSONNEL_PUBLIC_URL` is set.",
 		func(c *Config, v string) error {
 			c.AllowedHosts = nil
 			for _, h := range strings.Split(v, ",") {
@@ -208,7 +208,7 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_PAGE_SIZE_MAX", "page_size_max", "1000", "Largest `page_size`; larger requests are clamped to it.",
 		func(c *Config, v string) error { return positiveInt(&c.PageSizeMax, v) }},
-	{"PERSONNEL_STRICT_QUERY", "strict_query", "false", "`true`: a `page_size` that is not a positive integer and unknown, malformed or repeated `ordering` terms are a 400 naming the parameter. `false`: they are ignored, as the Django REST Framework service existing clients were written against does.",
+	{"PERSONNEL_STRICT_QUERY", "strict_query", "false", "`true`: a `page_size` that is not a positive integer, unknown, malformed or repeated `ordering` terms, and an unknown query parameter (a filter on an undeclared field or lookup among them) on a list, descendants or tree request are each a 400 naming the parameter. `false`: they are ignored, as the Django REST Framework service existing clients were written against does.",
 		func(c *Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

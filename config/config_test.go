@@ -19,7 +19,7 @@ func TestLoad_DefaultsRunWithNothingSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != ":8000" || c.DBDriver != "sqlite" || c.DBDSN != "personnel.db" || c.PageSizeMax != 1000 ||
+	if c.Addr != "127.0.0.1:8000" || c.DBDriver != "sqlite" || c.DBDSN != "personnel.db" || c.PageSizeMax != 1000 ||
 		c.PublicURL != nil || c.BodyLimit != 1<<20 || c.ShutdownTimeout != 15*time.Second {
 		t.Fatalf("defaults %+v", c)
 	}

@@ -23,11 +23,23 @@ const (
 	mysqlLockWaitTimeout = 1205
 	mysqlDeadlock        = 1213
 	mysqlServerShutdown  = 1053
-	// TiDB's write conflict and commit conflict, met by optimistic
-	// transactions (its pessimistic default meets deadlocks instead).
-	tidbWriteConflict  = 9007
-	tidbCommitConflict = 8002
+	mysqlNoSuchTable     = 1146
+	// TiDB's transaction errors that running the transaction again may
+	// cure: a write conflict and a commit conflict (met by optimistic
+	// transactions; its pessimistic default meets deadlocks instead), a
+	// KV error it calls safe to retry, and a schema changed by DDL while
+	// the transaction ran.
+	tidbWriteConflict     = 9007
+	tidbCommitConflict    = 8002
+	tidbRetryable         = 8022
+	tidbInfoSchemaChanged = 8028
 )
+
+// tidbRetryableMessages are the messages of TiDB's retryable errors that
+// come without a code of their own (as 1105, "unknown error"): a statement
+// that lost its pessimistic lock to others more times than TiDB retries
+// it (pessimistic-txn.max-retry-count, 256).
+var tidbRetryableMessages = []string{"pessimistic lock retry limit reached"}
 
 // PostgreSQL SQLSTATE codes this package interprets.
 const (
@@ -40,6 +52,7 @@ const (
 	pgCrashShutdown        = "57P02"
 	pgCannotConnectNow     = "57P03" // starting up or in recovery
 	pgTooManyConnections   = "53300"
+	pgUndefinedTable       = "42P01"
 )
 
 // IsUniqueViolation reports whether err is a duplicate key.
@@ -71,7 +84,8 @@ func IsForeignKeyViolation(err error) bool {
 
 // IsRetryable reports whether err aborted a transaction that may succeed if
 // run again: a deadlock, a lock wait that timed out, or (PostgreSQL, TiDB)
-// a serialization failure or write conflict.
+// a serialization failure, a write conflict or another of TiDB's
+// retryable errors, recognised by its message where it has no code.
 func IsRetryable(err error) bool {
 	if code, ok := sqliteCode(err); ok {
 		return code&0xff == sqlite3.SQLITE_BUSY
@@ -79,8 +93,39 @@ func IsRetryable(err error) bool {
 	if state, ok := pgState(err); ok {
 		return state == pgDeadlock || state == pgSerializationFailure || state == pgLockNotAvailable
 	}
-	n := mysqlNumber(err)
-	return n == mysqlDeadlock || n == mysqlLockWaitTimeout || n == tidbWriteConflict || n == tidbCommitConflict
+	return mysqlRetryable(err)
+}
+
+// mysqlRetryable reports whether err is a MySQL, MariaDB or TiDB error
+// that aborted a transaction which may succeed if run again.
+func mysqlRetryable(err error) bool {
+	var e *mysql.MySQLError
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Number {
+	case mysqlDeadlock, mysqlLockWaitTimeout, tidbWriteConflict, tidbCommitConflict, tidbRetryable, tidbInfoSchemaChanged:
+		return true
+	}
+	for _, m := range tidbRetryableMessages {
+		if strings.Contains(e.Message, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsUndefinedTable reports whether err is a statement naming a table the
+// database does not have: a database without the schema yet.
+func IsUndefinedTable(err error) bool {
+	if code, ok := sqliteCode(err); ok {
+		// SQLite has no code of its own for it: a generic error says so.
+		return code&0xff == sqlite3.SQLITE_ERROR && strings.Contains(err.Error(), "no such table")
+	}
+	if state, ok := pgState(err); ok {
+		return state == pgUndefinedTable
+	}
+	return mysqlNumber(err) == mysqlNoSuchTable
 }
 
 // IsUnavailable reports whether err means the database could not be used
@@ -117,8 +162,9 @@ func IsUnavailable(err error) bool {
 		}
 		return strings.HasPrefix(state, "08") // connection exception
 	}
-	n := mysqlNumber(err)
-	return n == mysqlServerShutdown || n == mysqlLockWaitTimeout || n == mysqlDeadlock
+	// A transaction still aborted after every retry: the database is too
+	// busy to serve it now.
+	return mysqlNumber(err) == mysqlServerShutdown || mysqlRetryable(err)
 }
 
 func sqliteCode(err error) (int, bool) {

@@ -195,28 +195,23 @@ func TestSubstring_TheCountReadsOnlyTheIndex(t *testing.T) {
 				insertNamed(t, d, fmt.Sprintf("E%03d", i), fmt.Sprintf("Abteilung %d Nord", i))
 			}
 			side := db.SubstringTable(cols.Table, cols.NameFold)
-			explain, want := "EXPLAIN ", []string{"USING COVERING INDEX " + side + "_gram"}
+			explain := "EXPLAIN "
 			switch {
 			case d.Postgres():
 				if _, err := d.Write().ExecContext(ctx, "VACUUM ANALYZE "+`"`+side+`"`); err != nil {
 					t.Fatal(err)
 				}
-				want = []string{"Index Only Scan using " + side + "_gram"}
 			case d.MySQL():
 				if _, err := d.Write().ExecContext(ctx, "ANALYZE TABLE `"+side+"`"); err != nil {
 					t.Fatal(err)
 				}
-				want = []string{side + "_gram", "Using index"}
 			default:
 				explain = "EXPLAIN QUERY PLAN "
 			}
 			s := d.SQL().Raw(explain + "SELECT COUNT(*) FROM ")
 			db.NewSubstring(cols.Table, cols.NameFold, "ord").From(s, "g")
-			plan := explainPlan(t, d, s)
-			for _, w := range want {
-				if !strings.Contains(plan, w) {
-					t.Errorf("the plan does not say %q:\n%s", w, plan)
-				}
+			if plan := explainPlan(t, d, s); !indexOnlyPlan(d.Dialect, plan, side+"_gram") {
+				t.Errorf("the plan reads more than the index %s_gram:\n%s", side, plan)
 			}
 		})
 	}

@@ -145,6 +145,7 @@ func commonSchemas() obj {
 			"type": "object", "required": []string{"token"},
 			"properties": obj{"token": obj{"type": "string", "description": "A JWT, or an API key from " + TokenLoginPath + "."}},
 		},
+		"Metadata": metadataSchema(),
 		"Health": obj{
 			"type": "object", "required": []string{"status"},
 			"properties": obj{"status": obj{"type": "string"}},
@@ -219,6 +220,8 @@ func (b *builder) operation(op resource.Operation) {
 				headers[h] = obj{"description": "The record's entity tag, for If-Match.", "schema": obj{"type": "string"}}
 			case "Location":
 				headers[h] = obj{"description": "The new record's URL.", "schema": obj{"type": "string", "format": "uri"}}
+			case "Allow":
+				headers[h] = obj{"description": "The path's methods, as Django REST Framework lists them.", "schema": obj{"type": "string"}}
 			}
 		}
 		success["headers"] = headers
@@ -249,4 +252,42 @@ func (b *builder) operation(op resource.Operation) {
 		o["requestBody"] = obj{"required": true, "content": jsonContent(ref(op.Body))}
 	}
 	b.op(path, op.Method, o)
+}
+
+// metadataSchema is the body of an OPTIONS answer: Django REST Framework's
+// SimpleMetadata.
+func metadataSchema() obj {
+	strs := obj{"type": "array", "items": obj{"type": "string"}}
+	field := obj{
+		"type": "object", "required": []string{"type", "required", "read_only", "label"},
+		"properties": obj{
+			"type":       obj{"type": "string", "description": "string, integer, boolean, date, choice, or field (a parent's id)."},
+			"required":   obj{"type": "boolean"},
+			"read_only":  obj{"type": "boolean"},
+			"label":      obj{"type": "string"},
+			"help_text":  obj{"type": "string"},
+			"max_length": obj{"type": "integer"},
+			"min_value":  obj{"type": "integer", "format": "int64"},
+			"max_value":  obj{"type": "integer", "format": "int64"},
+			"choices": obj{"type": "array", "items": obj{
+				"type": "object", "required": []string{"value", "display_name"},
+				"properties": obj{"value": obj{"type": "string"}, "display_name": obj{"type": "string"}},
+			}},
+		},
+	}
+	body := obj{"type": "object", "additionalProperties": field, "description": "Each field of the body, by key, in order."}
+	return obj{
+		"type": "object", "required": []string{"name", "description", "renders", "parses"},
+		"description": "Django REST Framework's metadata of the path's view.",
+		"properties": obj{
+			"name":        obj{"type": "string"},
+			"description": obj{"type": "string"},
+			"renders":     strs,
+			"parses":      strs,
+			"actions": obj{
+				"type": "object", "description": "The bodies the caller may send (an editor only): POST on a collection, PUT on an existing record.",
+				"properties": obj{"POST": body, "PUT": body},
+			},
+		},
+	}
 }

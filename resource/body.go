@@ -233,12 +233,14 @@ func boolValue(raw json.RawMessage) (record.Value, bool) {
 	return record.Value{}, false
 }
 
-// parseDate parses YYYY-MM-DD, a real calendar date.
+// parseDate parses YYYY-MM-DD, a real calendar date from year 1 on:
+// Python's dates, and so Django REST Framework's, start there, and
+// PostgreSQL refuses year 0 (which Go's calendar has).
 func parseDate(s string) (record.Value, bool) {
 	if len(s) != len(time.DateOnly) {
 		return record.Value{}, false
 	}
-	if _, err := time.Parse(time.DateOnly, s); err != nil {
+	if t, err := time.Parse(time.DateOnly, s); err != nil || t.Year() < 1 {
 		return record.Value{}, false
 	}
 	return record.Value{Str: s, Valid: true}, true

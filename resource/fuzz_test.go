@@ -48,6 +48,7 @@ func FuzzParseQuery(f *testing.F) {
 		"dept_code=a&dept_code=b", "page=3&page=x", "unknown=1", "%zz", "page_size=1000&page=999999999999",
 		"level__gte=3&level_lte=x", "valid_from_gte=2024-02-30", "active=True&grade=lead", "note__icontains=%00",
 		"ordering=-level,level,note,-valid_from,id", "dept_name__icontains=a&dept_name_icontains=b",
+		"page_size=%2B1", "page_size=%201_0%20", "grade=bogus", "active=TRUE", "colour=x&dept_name__iexact=y", "valid_from_lte=0000-01-01",
 	} {
 		f.Add(seed)
 	}

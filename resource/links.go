@@ -30,9 +30,14 @@ func (l Links) origin(r *http.Request) string {
 		if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
 			scheme = p
 		}
-		if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" && !strings.ContainsAny(h, "/\\ @?#") {
+		if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" {
 			host = h
 		}
+	}
+	if _, _, ok := SplitHost(host); !ok {
+		// The server refuses such a request before any link is made (a
+		// 400); should one get here, its host is not echoed.
+		host = "localhost"
 	}
 	return scheme + "://" + host
 }
@@ -77,6 +82,37 @@ func (l Links) Absolute(r *http.Request, path string) string { return l.origin(r
 // Record returns the URL of the record id in the collection r was sent to.
 func (l Links) Record(r *http.Request, id int) string {
 	return l.origin(r) + strings.TrimSuffix(r.URL.EscapedPath(), "/") + "/" + strconv.Itoa(id) + "/"
+}
+
+// SplitHost splits a Host header value (or X-Forwarded-Host) into its
+// lower-case domain, without a trailing dot, and its port, by Django's
+// rule: a domain of letters, digits, '.', '-' (and '_', which container
+// host names have) or a bracketed IPv6 address, then optionally ':' and
+// digits. Anything else ("127.0.0.1:evil.com", "a@b", "x/y") is not a
+// host: ok is false, and nothing may be built from it.
+func SplitHost(host string) (domain, port string, ok bool) {
+	h := strings.ToLower(host)
+	domain, port = h, ""
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		domain, port = h[:i], h[i+1:]
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return "", "", false
+		}
+	}
+	switch {
+	case domain == "":
+		return "", "", false
+	case domain[0] == '[':
+		// An IPv6 literal: hex digits, ':' and '.', with a ':' in it.
+		inner, closed := strings.CutSuffix(domain[1:], "]")
+		if !closed || !strings.Contains(inner, ":") || strings.Trim(inner, "0123456789abcdef:.") != "" {
+			return "", "", false
+		}
+		return domain, port, true
+	case strings.Trim(domain, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "":
+		return "", "", false
+	}
+	return strings.TrimSuffix(domain, "."), port, true
 }
 
 func firstValue(h string) string {

@@ -119,6 +119,16 @@ func (r *Resource) operations() []Operation {
 				Errors: "401, 404", handle: r.handleAncestors},
 		)
 	}
+	ops = append(ops, r.describeOperations(ops, func(path string) string {
+		switch path {
+		case coll:
+			return "List"
+		case item:
+			return "Instance"
+		}
+		p := strings.TrimSuffix(path, "/")
+		return camel(p[strings.LastIndexByte(p, '/')+1:])
+	})...)
 	for i := range ops {
 		ops[i].Tag = r.desc.Path
 	}
@@ -186,8 +196,9 @@ func (r *Resource) handleAncestors(c *gin.Context) error {
 }
 
 func (r *Resource) handleTree(c *gin.Context) error {
-	tq, err := ParseTreeQuery(c.Request.URL.Query())
-	if err != nil {
+	values := c.Request.URL.Query()
+	tq, err := ParseTreeQuery(values)
+	if err := joinInvalid(err, r.CheckParams(values, "root", "depth")); err != nil {
 		return err
 	}
 	nodes, err := r.Tree(c.Request.Context(), tq, r.opts.TreeNodeLimit)
@@ -202,7 +213,7 @@ func (r *Resource) handleTree(c *gin.Context) error {
 
 // onlyGET answers a method the tree path does not have.
 func onlyGET(c *gin.Context) error {
-	c.Header("Allow", http.MethodGet)
+	c.Header("Allow", AllowHeader([]string{http.MethodGet, http.MethodOptions}))
 	return apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method))
 }
 

@@ -1,12 +1,15 @@
 package resource
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"personnel/apierror"
 	"personnel/casefold"
@@ -64,23 +67,26 @@ func newParams(fs record.Fields) []param {
 // errInvalidPage is the 404 of a page that is not a page.
 func errInvalidPage() error { return apierror.New(apierror.NotFound, "Invalid page.") }
 
-// ParseQuery parses list parameters. Unknown parameters are ignored, and a
-// filter with an empty value is no filter. When a parameter is given more
-// than once the last value counts, as in Django. Malformed filter values
-// are all reported at once, as one 400 naming each parameter. Unknown,
-// malformed and repeated ordering terms are dropped and a page_size that
-// is not a positive integer means the default, as Django REST Framework
-// does, unless the resource is strict, where each is a 400 as well. A page
+// ParseQuery parses list parameters. A filter with an empty value is no
+// filter. When a parameter is given more than once the last value counts,
+// as in Django. Malformed filter values are all reported at once, as one
+// 400 naming each parameter. page_size is read as Django REST Framework
+// reads it (Python's int(), see pythonInt). Leniently, as DRF does,
+// unknown parameters are ignored, unknown, malformed and repeated ordering
+// terms are dropped, and a page_size that is not a positive integer means
+// the default; when the resource is strict each of these is a 400 naming
+// the parameter too. An endpoint that reads parameters of its own besides
+// the list's names them in extra, so that strict mode knows them. A page
 // that is not a positive integer or "last" is a 404.
-func (r *Resource) ParseQuery(values url.Values) (Query, error) {
+func (r *Resource) ParseQuery(values url.Values, extra ...string) (Query, error) {
 	q := Query{Page: 1, PageSize: DefaultPageSize}
 	var errs []apierror.FieldError
 	bad := func(param, msg string) { errs = append(errs, apierror.FieldError{Field: param, Msg: msg}) }
 
 	if v, ok := last(values, "page_size"); ok {
-		size, valid := positiveInt(v)
+		size, valid := pythonInt(v)
 		switch {
-		case valid:
+		case valid && size > 0:
 			q.PageSize = min(size, r.opts.PageSizeMax)
 		case r.opts.StrictQuery:
 			bad("page_size", "Enter a positive integer.")
@@ -108,6 +114,9 @@ func (r *Resource) ParseQuery(values url.Values) (Query, error) {
 			continue
 		}
 		q.Filters = append(q.Filters, Filter{Field: p.field, Op: p.op, Value: val})
+	}
+	if r.opts.StrictQuery {
+		errs = append(errs, r.unknownParams(values, true, extra)...)
 	}
 	if len(errs) > 0 {
 		return Query{}, apierror.Fields(errs...)
@@ -171,13 +180,19 @@ func parseFilterValue(f *record.Field, op record.Op, v string) (record.Value, st
 		}
 		return record.Value{Int: n, Valid: true}, ""
 	case record.KindBoolean:
-		switch v {
-		case "true", "True", "1":
+		// django-filter's BooleanWidget lowers the value first.
+		switch strings.ToLower(v) {
+		case "true", "1":
 			return record.Value{Int: 1, Valid: true}, ""
-		case "false", "False", "0":
+		case "false", "0":
 			return record.Value{Valid: true}, ""
 		}
 		return record.Value{}, `Enter "true" or "false".`
+	case record.KindChoice:
+		if !slices.Contains(f.Choices, v) {
+			return record.Value{}, msgInvalidChoice(v)
+		}
+		return record.Value{Str: v, Valid: true}, ""
 	case record.KindDate:
 		d, ok := parseDate(v)
 		if !ok {
@@ -190,8 +205,8 @@ func parseFilterValue(f *record.Field, op record.Op, v string) (record.Value, st
 
 // parseOrdering parses a comma-separated ordering. Blank terms are
 // skipped; terms after the id or a unique field cannot change the order
-// and are dropped, and so are repeated ones. Leniently, unknown and
-// malformed terms are dropped too; strictly they are an error.
+// and are dropped. Leniently, unknown, malformed and repeated terms are
+// dropped too; strictly they are an error.
 func (r *Resource) parseOrdering(v string) ([]OrderBy, string) {
 	var order []OrderBy
 	seen := map[int]bool{}
@@ -213,7 +228,13 @@ func (r *Resource) parseOrdering(v string) ([]OrderBy, string) {
 			}
 			continue
 		}
-		if done || seen[field] {
+		if seen[field] {
+			if r.opts.StrictQuery {
+				return nil, fmt.Sprintf("The term %q repeats %s; give each field once.", term, name)
+			}
+			continue
+		}
+		if done {
 			continue
 		}
 		seen[field] = true
@@ -322,4 +343,196 @@ func wholeNumber(s string) (int, bool) {
 		return 0, true
 	}
 	return n, true
+}
+
+// msgInvalidChoice is django-filter's message for a choice filter given a
+// value that is not a choice (Django's ChoiceField).
+func msgInvalidChoice(v string) string {
+	return fmt.Sprintf("Select a valid choice. %s is not one of the available choices.", v)
+}
+
+// listParamNames are the list's parameters besides its filters. search is
+// read by the search filter; strict mode must know it whoever reads it.
+var listParamNames = []string{"page", "page_size", "ordering", "search"}
+
+// isListParam reports whether name is a parameter of the list.
+func (r *Resource) isListParam(name string) bool {
+	if slices.Contains(listParamNames, name) {
+		return true
+	}
+	for _, p := range r.params {
+		if p.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckParams is strict mode's check of an endpoint that reads only the
+// query parameters named in known (the tree's root and depth, say): when
+// the resource is strict, any other parameter is a 400 naming it, all of
+// them in one answer; otherwise, or when there is none, it returns nil.
+func (r *Resource) CheckParams(values url.Values, known ...string) error {
+	if !r.opts.StrictQuery {
+		return nil
+	}
+	if errs := r.unknownParams(values, false, known); len(errs) > 0 {
+		return apierror.Fields(errs...)
+	}
+	return nil
+}
+
+// unknownParams returns an error for each parameter of values, by name,
+// that is not one of extra nor, for an endpoint that takes the list's
+// parameters (list), one of those. Where a name starts with a field's key,
+// its message says which filters the field offers instead.
+func (r *Resource) unknownParams(values url.Values, list bool, extra []string) []apierror.FieldError {
+	var unknown []string
+	for name := range values {
+		if !slices.Contains(extra, name) && !(list && r.isListParam(name)) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	var names []string
+	if list { // its parameters, filters in our spelling
+		names = append(names, listParamNames...)
+		for _, p := range r.params {
+			if !strings.Contains(p.name, "__") {
+				names = append(names, p.name)
+			}
+		}
+	}
+	names = append(names, extra...)
+	takes := "Unknown parameter; this endpoint takes none."
+	if len(names) > 0 {
+		takes = "Unknown parameter; this endpoint takes " + strings.Join(names, ", ") + "."
+	}
+	errs := make([]apierror.FieldError, len(unknown))
+	for i, name := range unknown {
+		msg := takes
+		if m := r.unknownLookup(name); list && m != "" {
+			msg = m
+		}
+		errs[i] = apierror.FieldError{Field: name, Msg: msg}
+	}
+	return errs
+}
+
+// unknownLookup explains a parameter that names a field of the resource
+// with a lookup the field does not offer (dept_name__iexact, level_isnull),
+// or returns "" when name does not start with a field's key. The longest
+// key that fits is the field meant.
+func (r *Resource) unknownLookup(name string) string {
+	field, lookup := -1, ""
+	for i, f := range r.fields.List {
+		rest, ok := strings.CutPrefix(name, f.Key+"__")
+		if !ok {
+			rest, ok = strings.CutPrefix(name, f.Key+"_")
+		}
+		if ok && rest != "" && (field < 0 || len(f.Key) > len(r.fields.List[field].Key)) {
+			field, lookup = i, rest
+		}
+	}
+	if field < 0 {
+		return ""
+	}
+	var filters []string
+	for _, p := range r.params {
+		if p.field == field && !strings.Contains(p.name, "__") {
+			filters = append(filters, p.name)
+		}
+	}
+	key := r.fields.List[field].Key
+	if len(filters) == 0 {
+		return fmt.Sprintf("%s has no %s filter; it has no filters.", key, lookup)
+	}
+	return fmt.Sprintf("%s has no %s filter; its filters are %s.", key, lookup, strings.Join(filters, ", "))
+}
+
+// joinInvalid combines the 400s of an endpoint's parameter checks into
+// one that names every parameter at fault. It returns nil when every
+// error is nil, and the first error that is not a 400 naming parameters
+// as it is.
+func joinInvalid(errs ...error) error {
+	var fields []apierror.FieldError
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var ae *apierror.Error
+		if !errors.As(err, &ae) || ae.Kind != apierror.Invalid || len(ae.Fields) == 0 {
+			return err
+		}
+		fields = append(fields, ae.Fields...)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return apierror.Fields(fields...)
+}
+
+// pythonInt parses s as Python's int() parses a string, which is how
+// Django REST Framework reads page_size: white space around it (Python's
+// str.isspace), an optional sign, then decimal digits of any script
+// ("١٢" is 12) with single underscores between digits ("1_0" is 10). A
+// value beyond int's range saturates, since it is clamped to the maximum
+// page size anyway.
+func pythonInt(s string) (int, bool) {
+	s = strings.TrimFunc(s, pythonSpace)
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	if s == "" || len(s) > 4000 { // CPython refuses strings of over 4300 digits
+		return 0, false
+	}
+	n, prev := 0, '_'
+	for _, c := range s {
+		if c == '_' {
+			if prev == '_' {
+				return 0, false // leading or doubled
+			}
+			prev = c
+			continue
+		}
+		if !unicode.IsDigit(c) {
+			return 0, false
+		}
+		d := digitValue(c)
+		if n > (math.MaxInt-d)/10 {
+			n = math.MaxInt
+		} else {
+			n = n*10 + d
+		}
+		prev = c
+	}
+	if prev == '_' {
+		return 0, false // trailing
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// pythonSpace reports whether Python's str.isspace holds for c: Unicode's
+// white space and the information separators U+001C to U+001F.
+func pythonSpace(c rune) bool { return unicode.IsSpace(c) || c >= 0x1c && c <= 0x1f }
+
+// digitValue is the value of a decimal digit (Unicode category Nd). Every
+// script's digits are encoded as runs of ten in order from zero, so the
+// value is the distance from the start of the run, modulo ten.
+func digitValue(c rune) int {
+	if c <= '9' {
+		return int(c - '0')
+	}
+	zero := c
+	for unicode.IsDigit(zero - 1) {
+		zero--
+	}
+	return int(c-zero) % 10
 }

@@ -34,7 +34,10 @@ type Options struct {
 	BodyLimit     int64 // largest request body in bytes
 	Links         Links // how absolute URLs are made
 	TreeNodeLimit int   // most nodes in one tree answer
-	StrictQuery   bool  // a malformed page_size or ordering is a 400, not ignored
+	StrictQuery   bool  // a malformed page_size or ordering, or an unknown parameter, is a 400, not ignored
+	// CanWrite reports whether the caller of a request may write, which
+	// decides whether OPTIONS describes the bodies of writes; nil: anyone.
+	CanWrite func(c *gin.Context) bool
 }
 
 // DefaultPageSize is the page size when the request gives none.

@@ -64,7 +64,8 @@ func writeSchema(f *record.Field, mode Mode) obj {
 	case record.KindInteger:
 		doc = append(doc, "A string of digits is accepted too.")
 	case record.KindBoolean:
-		doc = append(doc, `1, 0 and the strings "true", "false", "True", "False", "1", "0" are accepted too.`)
+		doc = append(doc, `1, 0 and Django REST Framework's strings are accepted too: "true", "on", "yes", "y", "t", "1" `+
+			`and "false", "off", "no", "n", "f", "0", each also capitalised or in capitals.`)
 	}
 	if f.Doc != "" && f.Kind != record.KindParent {
 		doc = append(doc, f.Doc)
@@ -166,7 +167,8 @@ func (r *Resource) listParams() []Param {
 	ps := []Param{
 		{Name: "page", In: "query", Doc: "Page number from 1, or `last`. A page that is not one, or past the last, is a 404.",
 			Schema: obj{"type": "string", "pattern": "^([1-9][0-9]*|last)$"}},
-		{Name: "page_size", In: "query", Doc: fmt.Sprintf("Records per page (default %d); above %d is clamped; not a positive integer: the default (strict mode: 400).", DefaultPageSize, r.opts.PageSizeMax),
+		{Name: "page_size", In: "query", Doc: fmt.Sprintf("Records per page (default %d), read as Python's int() reads it (\"+1\", \" 1 \" and \"1_0\" are 1, 1 and 10); "+
+			"above %d is clamped; not a positive integer: the default (strict mode: 400).", DefaultPageSize, r.opts.PageSizeMax),
 			Schema: obj{"type": "string"}},
 	}
 	what := map[record.Op]string{
@@ -184,7 +186,10 @@ func (r *Resource) listParams() []Param {
 		case p.op == record.OpIsNull || f.Kind == record.KindBoolean:
 			// A pattern, not an enum: client generators make a type of
 			// each enum, and both spellings of a filter would clash.
-			schema = obj{"type": "string", "pattern": "^(|true|false|True|False|1|0)$"}
+			schema = obj{"type": "string", "pattern": "^(|[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)$"}
+			doc += " true, false, 1 or 0, in any letter case."
+		case f.Kind == record.KindChoice:
+			doc += " One of " + strings.Join(f.Choices, ", ") + "; any other value is a 400."
 		case f.Kind == record.KindParent:
 			doc = "Records whose " + f.Key + " is this id."
 		case f.Kind == record.KindInteger:
@@ -203,7 +208,7 @@ func (r *Resource) listParams() []Param {
 	ps = append(ps, Param{Name: "ordering", In: "query",
 		Doc: "Comma-separated fields from " + r.sortNames + "; a leading - sorts descending. " +
 			"Text sorts ignoring letter case, then by exact value; id breaks ties in the direction of the last field. " +
-			"Unknown terms are dropped (strict mode: 400).",
+			"Unknown and repeated terms are dropped (strict mode: 400).",
 		Schema: obj{"type": "string"}})
 	return ps
 }

@@ -214,8 +214,10 @@ type response struct {
 
 func (r *response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
 
-// leak matches text that must never reach a client.
-var leak = regexp.MustCompile(`(?i)sqlite|mysql|mariadb|constraint|syntax error|SELECT |INSERT |UPDATE |goroutine|\.go:\d|Error \d{4}|\bent: `)
+// leak matches text that must never reach a client. SQL is matched in
+// capitals, as every statement is written, so that Django's own words
+// ("Select a valid choice.") are not taken for it.
+var leak = regexp.MustCompile(`(?i:sqlite|mysql|mariadb|constraint|syntax error|goroutine|\.go:\d|Error \d{4}|\bent: )|SELECT |INSERT |UPDATE `)
 
 // do sends a request through the router. body may be a string (sent as
 // is) or any value (sent as JSON); header is name, value pairs. Every

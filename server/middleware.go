@@ -28,6 +28,7 @@ import (
 	"personnel/auth"
 	"personnel/logging"
 	"personnel/openapi"
+	"personnel/resource"
 )
 
 // requestIDHeader carries a request's id in both directions.
@@ -338,13 +339,15 @@ func queryProblem(err error) string {
 // allowedHosts answers 400 to a request whose Host (or, from a trusted
 // proxy, X-Forwarded-Host) is not one of patterns, with Django's
 // ALLOWED_HOSTS rules: "hr.example.com" exactly, ".example.com" that domain
-// and its subdomains, "*" any. Links are built from these headers when no
-// public URL is set, so an unvetted one could point clients elsewhere.
-// Health probes and metrics build no links and are asked by address, so
-// they pass.
+// and its subdomains, "*" any. As in Django, a value that is not a host
+// name with an optional port of digits (resource.SplitHost) is refused
+// whatever the patterns, "*" or none among them. Links are built from
+// these headers when no public URL is set, so an unvetted one could point
+// clients elsewhere. Health probes and metrics build no links and are
+// asked by address, so they pass.
 func allowedHosts(patterns []string, trusted []netip.Prefix) gin.HandlerFunc {
-	if len(patterns) == 0 || slices.Contains(patterns, "*") {
-		return func(c *gin.Context) { c.Next() }
+	if slices.Contains(patterns, "*") {
+		patterns = nil
 	}
 	return func(c *gin.Context) {
 		p := c.Request.URL.Path
@@ -352,37 +355,37 @@ func allowedHosts(patterns []string, trusted []netip.Prefix) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		ok := hostAllowed(c.Request.Host, patterns)
-		if ok && fromTrusted(c.Request, trusted) {
+		msg := hostProblem(c.Request.Host, patterns)
+		if msg == "" && fromTrusted(c.Request, trusted) {
 			if h := strings.TrimSpace(strings.Split(c.GetHeader("X-Forwarded-Host"), ",")[0]); h != "" {
-				ok = hostAllowed(h, patterns)
+				msg = hostProblem(h, patterns)
 			}
 		}
-		if !ok {
-			fail(c, apierror.New(apierror.Invalid, "Invalid Host header: add it to PERSONNEL_ALLOWED_HOSTS to serve it."))
+		if msg != "" {
+			fail(c, apierror.New(apierror.Invalid, msg))
 			return
 		}
 		c.Next()
 	}
 }
 
-// hostAllowed reports whether host (with an optional port) matches one of
-// patterns.
-func hostAllowed(host string, patterns []string) bool {
-	h := strings.ToLower(host)
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
-		h = h[:i] // the port
+// hostProblem says why host is not served, or returns "" when it is: a
+// host name with an optional port of digits that matches one of patterns
+// (with no patterns, any such host).
+func hostProblem(host string, patterns []string) string {
+	h, _, ok := resource.SplitHost(host)
+	if !ok {
+		return "Invalid Host header: not a host name with an optional port of digits."
 	}
-	h = strings.TrimSuffix(h, ".")
-	if h == "" {
-		return false
+	if len(patterns) == 0 {
+		return ""
 	}
 	for _, p := range patterns {
-		if p == "*" || p == h || p[0] == '.' && (strings.HasSuffix(h, p) || h == p[1:]) {
-			return true
+		if p == h || p[0] == '.' && (strings.HasSuffix(h, p) || h == p[1:]) {
+			return ""
 		}
 	}
-	return false
+	return "Invalid Host header: add it to PERSONNEL_ALLOWED_HOSTS to serve it."
 }
 
 // fromTrusted reports whether the request came from a trusted proxy.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -92,6 +93,10 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {
+		// gin lists the methods routed for the path; HEAD is served as GET
+		// (Handler), and DRF lists them in an order of its own.
+		h := c.Writer.Header()
+		h.Set("Allow", resource.AllowHeader(strings.Split(h.Get("Allow"), ", ")))
 		// The method is the client's own string: cut, like everything echoed or logged.
 		fail(c, apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", capped(c.Request.Method))))
 	})
@@ -119,6 +124,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		Links:         links,
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
+		CanWrite:      auth.CanWrite,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)

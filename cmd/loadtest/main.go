@@ -506,14 +506,24 @@ func (s *server) drive(sc scenario, conns int, d time.Duration) samples {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// peakRSS returns the process's resident memory high-water mark in KiB.
 // cpuTime is the CPU time (user and system) process pid has used so far,
 // in clock ticks of 10 ms.
 func cpuTime(pid int) time.Duration {
 	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	// The command name, in brackets, may hold spaces: count fields after it.
-	_, rest, _ := strings.Cut(string(data), ") ")
-	f := strings.Fields(rest)
+	return statCPUTime(string(data))
+}
+
+// statCPUTime reads the CPU time (utime plus stime, fields 14 and 15, in
+// clock ticks of 10 ms) from the text of /proc/<pid>/stat; 0 when it has
+// none.
+func statCPUTime(stat string) time.Duration {
+	// The command name, in brackets, may hold spaces and brackets: count
+	// fields after its last ") ".
+	i := strings.LastIndex(stat, ") ")
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(stat[i+2:])
 	if len(f) < 13 {
 		return 0
 	}
@@ -522,6 +532,7 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(user+system) * 10 * time.Millisecond
 }
 
+// peakRSS returns the process's resident memory high-water mark in KiB.
 func peakRSS(pid int) int {
 	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	for _, line := range strings.Split(string(data), "\n") {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,8 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"personnel/config"
 )
@@ -111,6 +115,7 @@ func TestCompose_MariaDBGatedPersonnelConfiguredByEnvironment(t *testing.T) {
 	if cfg.Env != config.EnvProduction || cfg.DBDriver != config.DriverMySQL || !strings.Contains(cfg.DBDSN, "@tcp(mariadb:3306)/") {
 		t.Errorf("personnel does not use the mariadb service in production: %s %s %s", cfg.Env, cfg.DBDriver, cfg.RedactedDSN())
 	}
+	checkContainerService(t, p, cfg)
 	_, port, _ := net.SplitHostPort(config.Default().Addr)
 	published := false
 	for _, pc := range p.Ports {
@@ -126,50 +131,148 @@ func TestCompose_MariaDBGatedPersonnelConfiguredByEnvironment(t *testing.T) {
 	}
 }
 
-// The postgres profile adds PostgreSQL 15 and a Personnel gated on its
-// health and configured for it, in production mode; without the profile
-// neither starts (the test above counts two services).
-func TestCompose_PostgresProfileGatedOnAHealthyPostgres(t *testing.T) {
-	path, err := filepath.Abs("../../docker-compose.yml")
+// postgresSecrets are what a .env file gives docker-compose.postgres.yml:
+// no MARIADB_* variable among them.
+var postgresSecrets = types.Mapping{
+	"POSTGRES_PASSWORD":        "Pg5-mWq8-db-Pa55",
+	"PERSONNEL_JWT_SECRET":     composeSecrets["PERSONNEL_JWT_SECRET"],
+	"PERSONNEL_ADMIN_PASSWORD": composeSecrets["PERSONNEL_ADMIN_PASSWORD"],
+}
+
+// loadComposeFile loads the compose file name (beside the repository's
+// root) with env as the environment.
+func loadComposeFile(t *testing.T, name string, env types.Mapping) (*types.Project, error) {
+	t.Helper()
+	path, err := filepath.Abs("../../" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := maps.Clone(composeSecrets)
-	env["POSTGRES_PASSWORD"] = "Pg5-mWq8-db-Pa55"
-	project, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{
+	return loader.LoadWithContext(context.Background(), types.ConfigDetails{
 		WorkingDir:  filepath.Dir(path),
 		ConfigFiles: []types.ConfigFile{{Filename: path}},
-		Environment: env,
-	}, func(o *loader.Options) { o.SetProjectName("personnel", true); o.Profiles = []string{"postgres"} })
+		Environment: maps.Clone(env),
+	}, func(o *loader.Options) { o.SetProjectName("personnel", false) })
+}
+
+// environment returns a service's environment as set, and the
+// configuration it makes.
+func environment(t *testing.T, s types.ServiceConfig) (map[string]string, *config.Config) {
+	t.Helper()
+	env := map[string]string{}
+	for k, v := range s.Environment {
+		if v != nil {
+			env[k] = *v
+		}
+	}
+	cfg, err := config.Load("", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
-		t.Fatalf("loading docker-compose.yml with the postgres profile: %v", err)
+		t.Fatalf("%s's environment is not a valid configuration: %v", s.Name, err)
+	}
+	return env, cfg
+}
+
+// checkContainerService checks what every Personnel service of a compose
+// file needs: it listens on every interface of its container, and is built
+// with the version and revision compose is given.
+func checkContainerService(t *testing.T, s types.ServiceConfig, cfg *config.Config) {
+	t.Helper()
+	if host, _, _ := net.SplitHostPort(cfg.Addr); host != "0.0.0.0" {
+		t.Errorf("%s listens on %q, not on every interface of its container", s.Name, cfg.Addr)
+	}
+	if s.Build == nil || s.Build.Args["VERSION"] == nil || s.Build.Args["REVISION"] == nil {
+		t.Errorf("%s is not built with VERSION and REVISION: %+v", s.Name, s.Build)
+	}
+}
+
+// docker-compose.postgres.yml runs PostgreSQL 15 and a Personnel gated on
+// its health and configured for it, in production mode, with none of the
+// MariaDB file's variables set (compose demands every ":?" variable of a
+// file, whichever services run).
+func TestCompose_PostgresFileNeedsNoMariaDBVariables(t *testing.T) {
+	project, err := loadComposeFile(t, "docker-compose.postgres.yml", postgresSecrets)
+	if err != nil {
+		t.Fatalf("loading docker-compose.postgres.yml without MARIADB_*: %v", err)
+	}
+	if project.Name == "personnel" || len(project.Services) != 2 {
+		t.Fatalf("project %q with services %v: want a project of its own with postgres and personnel", project.Name, project.ServiceNames())
 	}
 	pg, ok := project.Services["postgres"]
-	if !ok || !strings.HasPrefix(pg.Image, "postgres:15") || !slices.Equal(pg.Profiles, []string{"postgres"}) {
-		t.Fatalf("postgres service: %q in profiles %v", pg.Image, pg.Profiles)
+	if !ok || !strings.HasPrefix(pg.Image, "postgres:15") {
+		t.Fatalf("postgres service: %q", pg.Image)
 	}
 	if pg.HealthCheck == nil || len(pg.HealthCheck.Test) == 0 {
 		t.Fatal("postgres has no healthcheck")
 	}
-	p, ok := project.Services["personnel-postgres"]
-	if !ok || p.Build == nil || !slices.Equal(p.Profiles, []string{"postgres"}) {
-		t.Fatalf("personnel-postgres is not built from the repository in the postgres profile: %+v", p)
+	p, ok := project.Services["personnel"]
+	if !ok || p.Build == nil || p.Build.Context != project.WorkingDir {
+		t.Fatalf("personnel is not built from the repository: %+v", p.Build)
 	}
 	if dep, ok := p.DependsOn["postgres"]; !ok || dep.Condition != types.ServiceConditionHealthy {
-		t.Fatalf("personnel-postgres does not wait for postgres to be healthy: %+v", p.DependsOn)
+		t.Fatalf("personnel does not wait for postgres to be healthy: %+v", p.DependsOn)
 	}
-	penv := map[string]string{}
-	for k, v := range p.Environment {
-		if v != nil {
-			penv[k] = *v
+	_, cfg := environment(t, p)
+	if cfg.Env != config.EnvProduction || cfg.DBDriver != config.DriverPostgres || !strings.Contains(cfg.DBDSN, "@postgres:5432/") {
+		t.Errorf("personnel does not use the postgres service in production: %s %s %s", cfg.Env, cfg.DBDriver, cfg.RedactedDSN())
+	}
+	checkContainerService(t, p, cfg)
+	for name := range postgresSecrets {
+		env := maps.Clone(postgresSecrets)
+		delete(env, name)
+		if _, err := loadComposeFile(t, "docker-compose.postgres.yml", env); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("without %s: %v", name, err)
 		}
 	}
-	cfg, err := config.Load("", func(k string) (string, bool) { v, ok := penv[k]; return v, ok })
-	if err != nil {
-		t.Fatalf("the compose environment is not a valid configuration: %v", err)
-	}
-	if cfg.Env != config.EnvProduction || cfg.DBDriver != config.DriverPostgres || !strings.Contains(cfg.DBDSN, "@postgres:5432/") {
-		t.Errorf("personnel-postgres does not use the postgres service in production: %s %s %s", cfg.Env, cfg.DBDriver, cfg.RedactedDSN())
+}
+
+// A database password reaches the driver whole whatever characters it
+// holds (but a single quote): written in .env as the README says (in
+// single quotes, so that not even a $ is expanded), through compose, into
+// the DSN (MySQL) or beside it (PostgreSQL reads PGPASSWORD).
+func TestCompose_DatabasePasswordsWithURLReservedCharactersWork(t *testing.T) {
+	const password = `p@ss:w/rd?#x%41&y=z+ "q" $HOME;[1]`
+	for _, tc := range []struct{ file, variable string }{
+		{"docker-compose.yml", "MARIADB_PASSWORD"},
+		{"docker-compose.postgres.yml", "POSTGRES_PASSWORD"},
+	} {
+		secrets := composeSecrets
+		if tc.variable == "POSTGRES_PASSWORD" {
+			secrets = postgresSecrets
+		}
+		var dotEnv strings.Builder
+		for k, v := range secrets {
+			if k == tc.variable {
+				v = password
+			}
+			dotEnv.WriteString(k + "='" + v + "'\n")
+		}
+		env, err := dotenv.UnmarshalWithLookup(dotEnv.String(), func(string) (string, bool) { return "", false })
+		if err != nil || env[tc.variable] != password {
+			t.Fatalf("%s: .env gives %q (%v), want %q", tc.file, env[tc.variable], err, password)
+		}
+		project, err := loadComposeFile(t, tc.file, env)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		penv, cfg := environment(t, project.Services["personnel"])
+		got := ""
+		switch cfg.DBDriver {
+		case config.DriverMySQL:
+			mc, err := mysql.ParseDSN(cfg.DBDSN)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			got = mc.Passwd
+		case config.DriverPostgres:
+			t.Setenv("PGPASSWORD", penv["PGPASSWORD"])
+			pc, err := pgconn.ParseConfig(cfg.DBDSN)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			got = pc.Password
+		}
+		if got != password {
+			t.Errorf("%s: the driver gets the password %q, want %q", tc.file, got, password)
+		}
 	}
 }
 
@@ -205,7 +308,7 @@ func TestDockerfile_StaticNonRootPinnedImageWithAHealthCheck(t *testing.T) {
 	if goVersion == nil || !strings.Contains(df, "FROM golang:"+string(goVersion[1])+" ") {
 		t.Errorf("the builder is not golang:%s, the version go.mod names", goVersion[1])
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "EXPOSE 8000"} {
+	for _, want := range []string{"CGO_ENABLED=0", "EXPOSE 8000", "PERSONNEL_ADDR=0.0.0.0:8000", "ARG VERSION", "ARG REVISION"} {
 		if !strings.Contains(df, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
@@ -286,5 +389,28 @@ func TestCompose_SecretsCanComeFromFilesAsTheREADMESays(t *testing.T) {
 	cfg, err := config.Load("", func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil || string(cfg.JWTSecret) != composeSecrets["PERSONNEL_JWT_SECRET"] {
 		t.Fatalf("the secret from its file: %v", err)
+	}
+}
+
+// The image states the version and revision it was built with: the
+// Dockerfile's -ldflags, with the build arguments compose passes, set
+// what `personnel version` prints.
+func TestDockerfile_BuildArgumentsSetTheVersionAndRevision(t *testing.T) {
+	data, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`-ldflags="([^"]*)"`).FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatal("the Dockerfile's go build has no -ldflags")
+	}
+	ldflags := strings.NewReplacer("${VERSION}", "v9.8.7-test", "${REVISION}", "0123abcd").Replace(m[1])
+	built := filepath.Join(t.TempDir(), "personnel")
+	if out, err := exec.Command("go", "build", "-ldflags="+ldflags, "-o", built, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -ldflags=%q: %v\n%s", ldflags, err, out)
+	}
+	out, err := exec.Command(built, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "personnel v9.8.7-test, revision 0123abcd,") {
+		t.Fatalf("personnel version: %q, %v", out, err)
 	}
 }

@@ -254,6 +254,12 @@ func openDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	return migrateDB(ctx, d, cfg)
+}
+
+// migrateDB creates or updates the schema of the open database d, closing
+// it when that fails.
+func migrateDB(ctx context.Context, d *db.DB, cfg *config.Config) (*db.DB, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	slog.Info("database", "driver", cfg.DBDriver, "flavor", d.Flavor, "version", d.Version, "dsn", cfg.RedactedDSN())
@@ -262,6 +268,26 @@ func openDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// openExistingDB opens a database that serve or migrate has set up, and
+// migrates it like openDB: an empty one (no Personnel tables) is refused,
+// on every backend, rather than given a schema by a command that only
+// changes users (a DSN naming the wrong database would otherwise get the
+// user, and a schema, there).
+func openExistingDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
+	d, err := waitForDB(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Read().User.Query().Exist(ctx); err != nil {
+		d.Close()
+		if db.IsUndefinedTable(err) {
+			return nil, fmt.Errorf("the %s database %s has no Personnel schema: run `personnel migrate` (or start `personnel serve`) against it first", cfg.DBDriver, cfg.RedactedDSN())
+		}
+		return nil, err
+	}
+	return migrateDB(ctx, d, cfg)
 }
 
 // Bounds of the pause between attempts to reach the database at start.
@@ -385,6 +411,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Every setting is checked before the database is touched: a server
+	// that cannot start must not have migrated a schema first.
+	if err := auth.CheckSecret(cfg); err != nil {
+		return err
+	}
 	d, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
@@ -485,26 +516,38 @@ func displayAddr(a net.Addr) string {
 	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
 }
 
-// buildInfo returns the module version and the VCS revision this binary
-// was built from ("+modified" when the tree had uncommitted changes).
+// Version and revision given at build time, which win over what the Go
+// toolchain records: a container build has no .git to read them from.
+//
+//	go build -ldflags "-X main.buildVersion=v1.4.0 -X main.buildRevision=$(git rev-parse HEAD)" ./cmd/personnel
+var buildVersion, buildRevision string
+
+// buildInfo returns the version and the VCS revision this binary was built
+// from: those given at build time, else the module version and the
+// revision the toolchain recorded ("+modified" when the tree had
+// uncommitted changes).
 func buildInfo() (version, revision string) {
 	version, revision = "(unknown)", "unknown"
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version, revision
-	}
-	version = bi.Main.Version
-	modified := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			revision = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		modified := false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if modified {
+			revision += "+modified"
 		}
 	}
-	if modified {
-		revision += "+modified"
+	if buildVersion != "" {
+		version = buildVersion
+	}
+	if buildRevision != "" {
+		revision = buildRevision
 	}
 	return version, revision
 }

@@ -107,7 +107,7 @@ func userCommand(args []string, cio cmdIO) error {
 		return err
 	}
 	ctx := context.Background()
-	d, err := openDB(ctx, cfg)
+	d, err := openExistingDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
