@@ -30,6 +30,7 @@ const (
 	MethodNotAllowed
 	Conflict
 	PreconditionFailed
+	Gone
 	TooLarge
 	UnsupportedMediaType
 	TooManyRequests
@@ -47,6 +48,7 @@ var statuses = [...]int{
 	MethodNotAllowed:     http.StatusMethodNotAllowed,
 	Conflict:             http.StatusConflict,
 	PreconditionFailed:   http.StatusPreconditionFailed,
+	Gone:                 http.StatusGone,
 	TooLarge:             http.StatusRequestEntityTooLarge,
 	UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	TooManyRequests:      http.StatusTooManyRequests,

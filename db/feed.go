@@ -201,15 +201,17 @@ type FeedEntry struct {
 }
 
 // Changes returns up to limit entries of the table's feed that follow
-// after (0: from the beginning of what is kept), in order, and whether
-// more follow. Entries committed but not numbered yet are numbered first.
-// A cursor before the table's horizon is ErrCursorGone.
-func (t *Table) Changes(ctx context.Context, after int64, limit int) ([]FeedEntry, bool, error) {
+// after, in order, and whether more follow. Entries committed but not
+// numbered yet are numbered first. With fromCursor, after is where a
+// consumer left off, and one before the table's horizon (it may have
+// missed a deletion since pruned) is ErrCursorGone; without, the read
+// starts from the beginning of what is kept.
+func (t *Table) Changes(ctx context.Context, after int64, fromCursor bool, limit int) ([]FeedEntry, bool, error) {
 	d := t.db
 	if err := d.Sequence(ctx); err != nil {
 		return nil, false, err
 	}
-	if after > 0 {
+	if fromCursor {
 		var horizon int64
 		err := scanOne(d.Reader().Query(ctx, d.Render("SELECT COALESCE(MAX(seq), 0) FROM {horizon} WHERE table_name = ?", Names{"horizon": FeedHorizonTable}), t.Name))(&horizon)
 		if err != nil {

@@ -326,14 +326,27 @@ func (d *DB) Check(ctx context.Context) error {
 	return nil
 }
 
-// Start records this process as a running replica of version and starts
-// its heartbeat (every heartbeatEvery, or every, when above 0), which also
-// reads every structure's state again and rebuilds what is untrusted once
-// the trust rule allows. It runs until ctx ends or Close; the replica's
-// row is removed then.
-func (d *DB) Start(ctx context.Context, version string, every time.Duration) error {
-	if every <= 0 {
-		every = heartbeatEvery
+// Maintenance says how a replica keeps up the database in the background.
+type Maintenance struct {
+	Version string        // the binary's version, recorded with the replica
+	Every   time.Duration // between heartbeats; 0: heartbeatEvery
+	// AuditRetention is how long audit entries are kept (0: for ever), and
+	// ChangesRetention how long the change feed keeps what it may drop.
+	AuditRetention, ChangesRetention time.Duration
+}
+
+// pruneEvery is how often a replica prunes the audit trail and the change
+// feed (a small batch at a time).
+const pruneEvery = time.Minute
+
+// Start records this process as a running replica and starts its
+// heartbeat, which also reads every structure's state again, rebuilds what
+// is untrusted once the trust rule allows, numbers the change feed, and
+// now and then prunes the audit trail and the feed. It runs until ctx ends
+// or Close; the replica's row is removed then.
+func (d *DB) Start(ctx context.Context, m Maintenance) error {
+	if m.Every <= 0 {
+		m.Every = heartbeatEvery
 	}
 	host, _ := os.Hostname()
 	name := fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -347,7 +360,7 @@ func (d *DB) Start(ctx context.Context, version string, every time.Duration) err
 			return err
 		}
 		insert := "INSERT INTO {replica} (name, version, schema_version, started_at, seen_at) VALUES (?, ?, ?, ?, ?)"
-		args := []any{name, version, LatestSchema(), now, now}
+		args := []any{name, m.Version, LatestSchema(), now, now}
 		if d.Postgres() {
 			ids, err := queryInts(ctx, tx, d.Render(insert+" RETURNING id", names), args...)
 			if err == nil && len(ids) == 1 {
@@ -380,8 +393,16 @@ func (d *DB) Start(ctx context.Context, version string, every time.Duration) err
 	}
 	go func() {
 		defer close(done)
-		d.maintain(loop, id)
-		tick := time.NewTicker(every)
+		var pruned time.Time
+		beat := func() {
+			d.maintain(loop, id)
+			if time.Since(pruned) >= pruneEvery {
+				pruned = time.Now()
+				d.prune(loop, m)
+			}
+		}
+		beat()
+		tick := time.NewTicker(m.Every)
 		defer tick.Stop()
 		for {
 			select {
@@ -390,11 +411,30 @@ func (d *DB) Start(ctx context.Context, version string, every time.Duration) err
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				d.maintain(loop, id)
+				beat()
 			}
 		}
 	}()
 	return nil
+}
+
+// prune prunes the audit trail and the change feed as m says, logging
+// what it could not do.
+func (d *DB) prune(ctx context.Context, m Maintenance) {
+	if m.AuditRetention > 0 {
+		if n, err := d.PruneAudit(ctx, m.AuditRetention); err != nil && ctx.Err() == nil {
+			slog.Warn("pruning the audit trail", "error", err)
+		} else if n > 0 {
+			slog.Info("pruned the audit trail", "entries", n)
+		}
+	}
+	if m.ChangesRetention > 0 {
+		if n, err := d.PruneChanges(ctx, m.ChangesRetention); err != nil && ctx.Err() == nil {
+			slog.Warn("pruning the change feed", "error", err)
+		} else if n > 0 {
+			slog.Info("pruned the change feed", "entries", n)
+		}
+	}
 }
 
 // maintain is one heartbeat: the replica's row, every structure's state,
@@ -408,6 +448,9 @@ func (d *DB) maintain(ctx context.Context, id int) {
 	if err := d.refreshTrust(ctx); err != nil && ctx.Err() == nil {
 		slog.Warn("reading the state of the derived structures", "error", err)
 		return
+	}
+	if err := d.Sequence(ctx); err != nil && ctx.Err() == nil {
+		slog.Warn("numbering the change feed", "error", err)
 	}
 	untrusted, err := d.Untrusted(ctx)
 	if err != nil || len(untrusted) == 0 {

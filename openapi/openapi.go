@@ -22,6 +22,7 @@ type Input struct {
 	PublicURL  string               // the service's base URL, when configured: the document's server
 	Resources  []*resource.Resource // their body schemas
 	Operations []resource.Operation // as registered
+	Schemas    map[string]any       // of operations that belong to no resource
 	Metrics    bool                 // whether /metrics is served
 }
 
@@ -49,6 +50,9 @@ func Build(in Input) ([]byte, error) {
 		for name, s := range r.Schemas() {
 			b.schemas[name] = s
 		}
+	}
+	for name, s := range in.Schemas {
+		b.schemas[name] = s
 	}
 	for _, op := range in.Operations {
 		b.operation(op)
@@ -220,6 +224,8 @@ func (b *builder) operation(op resource.Operation) {
 				headers[h] = obj{"description": "The record's entity tag, for If-Match.", "schema": obj{"type": "string"}}
 			case "Location":
 				headers[h] = obj{"description": "The new record's URL.", "schema": obj{"type": "string", "format": "uri"}}
+			case resource.ChangesCursorHeader:
+				headers[h] = obj{"description": "The cursor of the resource's change feed from before the page was read: follow the feed from it to miss nothing.", "schema": obj{"type": "string"}}
 			case "Allow":
 				headers[h] = obj{"description": "The path's methods, as Django REST Framework lists them.", "schema": obj{"type": "string"}}
 			}

@@ -71,7 +71,7 @@ func (r *Resource) operations() []Operation {
 	writeErrors := "400 invalid fields (duplicate code, missing or circular parent), 401, 403 a viewer, 404, 412 stale If-Match, 413, 415"
 	ops := []Operation{
 		{ID: "list" + many, Method: http.MethodGet, Path: coll, Summary: "List " + r.desc.Path + ".",
-			Params: r.listParams(), Status: http.StatusOK, Response: one + "Page",
+			Params: r.listParams(), Status: http.StatusOK, Response: one + "Page", Headers: []string{ChangesCursorHeader},
 			Errors: "400 malformed parameter, 401, 404 invalid page", handle: r.handleList},
 		{ID: "create" + one, Method: http.MethodPost, Path: coll, Summary: "Create a " + r.desc.Name + ".",
 			Body: one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
@@ -119,6 +119,8 @@ func (r *Resource) operations() []Operation {
 				Errors: "401, 404", handle: r.handleAncestors},
 		)
 	}
+	ops = append(ops, r.historyOperation(lower, item, id))
+	ops = append(ops, r.feedOperations(one, lower)...)
 	ops = append(ops, r.describeOperations(ops, func(path string) string {
 		switch path {
 		case coll:
@@ -142,6 +144,15 @@ func (r *Resource) handleList(c *gin.Context) error {
 	q, err := r.ParseQuery(c.Request.URL.Query())
 	if err != nil {
 		return err
+	}
+	// Read before the page, so that whatever the page holds is at or
+	// before it in the feed.
+	cursor, err := r.feedCursor(c.Request.Context())
+	if err != nil {
+		return r.storeError(err)
+	}
+	if cursor != "" {
+		c.Header(ChangesCursorHeader, cursor)
 	}
 	p, err := r.List(c.Request.Context(), q)
 	if err != nil {

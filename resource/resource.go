@@ -20,6 +20,7 @@ package resource
 
 import (
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -38,6 +39,12 @@ type Options struct {
 	// CanWrite reports whether the caller of a request may write, which
 	// decides whether OPTIONS describes the bodies of writes; nil: anyone.
 	CanWrite func(c *gin.Context) bool
+	// CanReadAudit reports whether the caller may read the audit trail;
+	// nil: anyone.
+	CanReadAudit func(c *gin.Context) bool
+	// DBTimeout is the database deadline of a request
+	// (PERSONNEL_DB_TIMEOUT), for a read after a feed's wait.
+	DBTimeout time.Duration
 }
 
 // DefaultPageSize is the page size when the request gives none.
@@ -51,6 +58,7 @@ type Registry struct {
 	opts      Options
 	resources []*Resource
 	ops       []Operation
+	schemas   map[string]any // of operations that belong to no resource (the audit list)
 }
 
 // NewRegistry returns a registry that serves resources on router, stored
@@ -62,11 +70,18 @@ func NewRegistry(router gin.IRouter, d *db.DB, opts Options) *Registry {
 	if opts.TreeNodeLimit < 1 {
 		opts.TreeNodeLimit = DefaultTreeNodeLimit
 	}
-	return &Registry{router: router, db: d, opts: opts}
+	if opts.DBTimeout <= 0 {
+		opts.DBTimeout = 5 * time.Second
+	}
+	return &Registry{router: router, db: d, opts: opts, schemas: map[string]any{}}
 }
 
 // Resources returns the registered resources, in registration order.
 func (reg *Registry) Resources() []*Resource { return reg.resources }
+
+// Schemas returns the JSON schemas of the bodies of the operations that
+// belong to no resource, by name.
+func (reg *Registry) Schemas() map[string]any { return reg.schemas }
 
 // Operations returns every operation registered, in registration order:
 // what the OpenAPI document is built from, so it lists exactly what is

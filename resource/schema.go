@@ -151,6 +151,7 @@ func (r *Resource) Schemas() map[string]any {
 	}
 	ref := func(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
 	s[one+"Page"] = envelope(obj{"type": "array", "items": ref(one)}, true)
+	s[one+"Changes"] = changesSchema(one)
 	if r.fields.Hierarchical() {
 		node := obj{"children": obj{"type": "array", "items": ref(one + "Node")}}
 		for k, v := range record {

@@ -260,9 +260,10 @@ func recovery() gin.HandlerFunc {
 // a client sending its body slowly never uses up the database's time.
 func deadline(d time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+		base := c.Request.Context()
+		ctx, cancel := context.WithTimeout(base, d)
 		defer cancel()
-		c.Request = c.Request.WithContext(ctx)
+		c.Request = c.Request.WithContext(resource.WithBase(ctx, base))
 		c.Next()
 	}
 }

@@ -125,10 +125,13 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
 		CanWrite:      auth.CanWrite,
+		CanReadAudit:  func(c *gin.Context) bool { return cfg.AuditViewers || auth.CanWrite(c) },
+		DBTimeout:     cfg.DBTimeout,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)
 	}
+	resource.RegisterAudit(reg)
 	root := apiRoot(links, compiledResources)
 	e.GET(APIRoot, root)
 	e.GET(APIRoot+"/", root)
@@ -139,7 +142,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	}
 	srv.doc, err = openapi.Build(openapi.Input{
 		PublicURL: public,
-		Version:   o.version, APIRoot: APIRoot, Resources: reg.Resources(), Operations: reg.Operations(),
+		Version:   o.version, APIRoot: APIRoot, Resources: reg.Resources(), Operations: reg.Operations(), Schemas: reg.Schemas(),
 		Metrics: cfg.Metrics,
 	})
 	if err != nil {

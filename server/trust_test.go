@@ -75,7 +75,7 @@ func TestTrust_AReplicaRebuildsWhatIsUntrustedOnceNoOlderReplicaIsLive(t *testin
 		a.exec(a.db.SQL().Raw("DELETE FROM ").Ident(db.ClosureTable(r.Table)).Raw(" WHERE descendant = ").Arg(low))
 		addReplica(a, "old-host:42", db.LatestSchema()-1, time.Now())
 		b := a.replica(t)
-		if err := b.db.Start(ctx, "test", 20*time.Millisecond); err != nil {
+		if err := b.db.Start(ctx, db.Maintenance{Version: "test", Every: 20 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(300 * time.Millisecond) // many heartbeats, none of which may rebuild
@@ -124,7 +124,7 @@ func TestTrust_EveryReplicaRecordsItselfAndAStartUntrustsNothing(t *testing.T) {
 		}
 		before := states()
 		b := a.replica(t)
-		if err := b.db.Start(ctx, "v-test", 10*time.Millisecond); err != nil {
+		if err := b.db.Start(ctx, db.Maintenance{Version: "v-test", Every: 10 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		if after := states(); after != before {

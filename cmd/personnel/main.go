@@ -6,6 +6,7 @@
 //	personnel reindex [--all]               recount, rebuild the derived structures not trusted yet (--all: every one)
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete, unlock, revoke-token)
 //	personnel seed --count 1000000          fill empty resources with realistic data
+//	personnel audit --resource department   print who changed what (audit prune: apply the retention)
 //	personnel healthcheck                   exit 0 when the local server is ready
 //	personnel version                       print the build's version and revision
 //
@@ -116,6 +117,8 @@ global:
 		err = healthcheck(args, stdout, stderr)
 	case "seed":
 		err = seedCommand(args, stdout, stderr)
+	case "audit":
+		err = auditCommand(args, stdout, stderr)
 	case "version":
 		if err = noArguments("version", args, stdout, stderr); err == nil {
 			fmt.Fprintln(stdout, version())
@@ -155,6 +158,9 @@ Commands:
                                  manage who may log in ("personnel user --help")
   seed [--count N] [--resource NAME] [--append] [--seed S]
                                  fill resources with N realistic records each
+  audit [--resource R] [--record ID] [--since T] [--limit N]
+                                 print the audit trail, newest first
+  audit prune                    delete the entries older than PERSONNEL_AUDIT_RETENTION
   healthcheck [-config file.yaml]
                                  exit 0 when the server at PERSONNEL_ADDR is ready
                                  (for container health checks)
@@ -434,7 +440,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err := d.RestoreIndexes(ctx); err != nil {
 		return err
 	}
-	if err := d.Start(ctx, ver, 0); err != nil {
+	if err := d.Start(ctx, db.Maintenance{Version: ver, AuditRetention: cfg.AuditRetention, ChangesRetention: cfg.ChangesRetention}); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)

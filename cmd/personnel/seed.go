@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/term"
 
+	"personnel/db"
 	"personnel/seed"
 	"personnel/server"
 )
@@ -49,7 +50,7 @@ func seedCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
+	ctx := db.WithActor(context.Background(), db.Actor{Command: "seed"})
 	d, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
