@@ -332,6 +332,7 @@ func (s *Service) gate(c *gin.Context) {
 		}
 	}
 	c.Set(ctxUser, st.username)
+	c.Set(ctxRole, st.role)
 	if st.role != RoleEditor && isWrite(c.Request.Method) {
 		s.abort(c, apierror.New(apierror.Forbidden, msgForbidden))
 		return

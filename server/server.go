@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -112,6 +113,8 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	// group takes over the API root.
 	e.GET(APIRoot+openapi.DocPath, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", srv.doc) })
 	api := e.Group(APIRoot, append([]gin.HandlerFunc{checkQuery()}, authn.Middleware()...)...)
+	api.GET(openapi.WhoAmIPath, auth.WhoAmI)
+	api.GET(strings.TrimSuffix(openapi.WhoAmIPath, "/"), auth.WhoAmI)
 	links := resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies}
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
