@@ -112,17 +112,17 @@ export function tableView(pane, res, state, { open }) {
     const query = { ...state.filters, page: state.page, page_size: state.pageSize, ordering: state.ordering };
     pane.setAttribute("aria-busy", "true");
     try {
-      let res2;
+      let answer;
       try {
-        res2 = await client.send("GET", res.collection, { query });
+        answer = await client.send("GET", res.collection, { query });
       } catch (err) {
         if (err.status !== 404 || state.page === 1) throw err;
         // Past the last page (records were deleted): show the last one.
         state.page = "last";
-        res2 = await client.send("GET", res.collection, { query: { ...query, page: "last" } });
+        answer = await client.send("GET", res.collection, { query: { ...query, page: "last" } });
       }
       if (mine !== seq) return;
-      const { count, data } = res2.data;
+      const { count, data } = answer.data;
       const pages = Math.max(1, Math.ceil(count / state.pageSize));
       if (state.page === "last") state.page = pages;
       fill(alert);
