@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -641,6 +643,71 @@ func TestAdmin_AnExpiredTokenIsRefreshedAndAnExpiredSessionReturnsToSignIn(t *te
 			tb.waitText(".signin-form [role=alert]", "Your session has expired. Sign in again.")
 			if stored := eval[bool](tb, `sessionStorage.getItem("personnel.session") !== null`); stored {
 				t.Error("the expired session is still stored")
+			}
+		})
+	}
+}
+
+// authRefreshPath is where tokens are refreshed.
+const authRefreshPath = "/jwt-api-token-refresh/"
+
+// passPageTime lets the page's clock (not the test's) run for d: its
+// timers fire as that time passes, and it stands still while a request is
+// under way. It returns once the page has lived through d.
+func (tb *tab) passPageTime(d time.Duration) {
+	tb.t.Helper()
+	budget := float64(d.Milliseconds())
+	pass := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetVirtualTimePolicy, emulation.SetVirtualTimePolicyParams{
+			Policy: emulation.VirtualTimePolicyPauseIfNetworkFetchesPending, Budget: &budget,
+		})
+		return err
+	})
+	ctx, cancel := context.WithTimeout(tb.ctx, waitLimit)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(emulation.VirtualTimeBudgetExpired, nil, pass)); err != nil {
+		tb.t.Fatalf("letting %s of the page's time pass: %v", d, err)
+	}
+}
+
+func TestAdmin_AnIdleSessionRefreshesItsTokenAndEndsWhenRefreshingIsRefused(t *testing.T) {
+	r := treeRes(t)
+	needBrowser(t)
+	for _, b := range backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			c := &clock{}
+			s := newSite(t, b, siteOption{server: []server.Option{server.WithAuthOptions(auth.Options{Clock: c.now})}})
+			s.add(r, "KEPT", "Kept", nil)
+			tb := s.open(t)
+			tb.signIn(editorName)
+			tb.goTo("#/" + r.Path + "/table")
+			tb.waitText(".list-pane td", "KEPT")
+			// When the page accepted its token, by the page's clock.
+			received := `JSON.parse(sessionStorage.getItem("personnel.session")).received`
+			first := eval[float64](tb, received)
+
+			// Three quarters into its lifetime the token is traded for a
+			// new one (within one second of the server's clock the new
+			// token may be the same string: the page's clock is the proof).
+			tb.passPageTime(s.cfg.JWTTTL * 9 / 10)
+			if got, want := eval[float64](tb, received)-first, float64((s.cfg.JWTTTL * 3 / 4).Milliseconds()); got < want {
+				t.Errorf("the token was last accepted %.0f ms after sign-in, want a refresh at %.0f ms", got, want)
+			}
+			if !tb.requested(authRefreshPath) {
+				t.Errorf("the page never asked %s", authRefreshPath)
+			}
+			if n := tb.count(".signin-form"); n != 0 {
+				t.Fatal("the session ended although its token was refreshed")
+			}
+
+			// Past the refresh window the next refresh is refused, and when
+			// the token expires the page returns to the sign-in form and
+			// says why, with no request of the user's to find out.
+			c.advance(s.cfg.JWTRefreshWindow + s.cfg.JWTTTL)
+			tb.passPageTime(s.cfg.JWTTTL)
+			if got := tb.text(".signin-form [role=alert]"); got != "Your session has expired. Sign in again." {
+				t.Errorf("after expiry the page says %q", got)
 			}
 		})
 	}

@@ -370,6 +370,18 @@ func (tb *tab) listen(ev any) {
 	}
 }
 
+// requested reports whether the page has asked for path.
+func (tb *tab) requested(path string) bool {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	for _, u := range tb.urls {
+		if strings.HasPrefix(u, tb.site.url+path) {
+			return true
+		}
+	}
+	return false
+}
+
 // saveScreenshot writes the tab as it is to a file named after the test,
 // in a directory that outlives it, and logs where.
 func (tb *tab) saveScreenshot() {
