@@ -16,6 +16,7 @@ import (
 
 	"personnel/auth"
 	"personnel/config"
+	"personnel/resource"
 	"personnel/server"
 )
 
@@ -712,4 +713,35 @@ func TestAdmin_AnIdleSessionRefreshesItsTokenAndEndsWhenRefreshingIsRefused(t *t
 			}
 		})
 	}
+}
+
+func TestAdmin_TheTreeShowsAHundredNodesAtATimeAndMoreOnDemand(t *testing.T) {
+	r := treeRes(t)
+	forEachBackend(t, func(t *testing.T, s *site) {
+		recs := make([]resource.NewRecord, 105)
+		for i := range recs {
+			recs[i] = resource.NewRecord{Code: fmt.Sprintf("M%03d", i), Name: fmt.Sprintf("Many %03d", i)}
+		}
+		if _, err := server.Loaders(s.db)[r.Name].Load(context.Background(), recs); err != nil {
+			t.Fatal(err)
+		}
+		tb := s.open(t)
+		tb.signIn(editorName)
+		tb.goTo("#/" + r.Path + "/tree")
+		tb.waitText(".list-pane .more", "Show more (5 not shown)")
+		if items := tb.tree(); len(items) != 100 || items[99].Name != "Many 099" {
+			t.Fatalf("the first page of roots: %d items", len(items))
+		}
+		tb.click(".list-pane .more")
+		tb.waitFor("every root", `document.querySelectorAll("[role=treeitem]").length === 105`)
+		if n := tb.count(".list-pane .more"); n != 0 {
+			t.Errorf("%d \"show more\" items once all are shown", n)
+		}
+		if got := eval[string](tb, `document.activeElement.querySelector(".node-name").textContent`); got != "Many 100" {
+			t.Errorf("after showing more the focus is on %q, want the first new one", got)
+		}
+		if got := eval[[]string](tb, `[...document.querySelectorAll("[role=treeitem]")].slice(99, 101).map((li) => li.getAttribute("aria-posinset") + "/" + li.getAttribute("aria-setsize"))`); got[0] != "100/105" || got[1] != "101/105" {
+			t.Errorf("positions %v", got)
+		}
+	})
 }
