@@ -362,6 +362,7 @@ func (s *Service) gate(c *gin.Context) {
 		}
 	}
 	c.Set(ctxUser, st.username)
+	c.Set(ctxRole, st.role)
 	if st.role == RoleEditor {
 		c.Set(ctxEditor, true)
 	} else if isWrite(c.Request.Method) {

@@ -71,6 +71,7 @@ type Config struct {
 	IdleTimeout       time.Duration
 	CORSOrigins       []string // origins allowed to call the API from a browser; "*" for any
 	Metrics           bool     // serve /metrics
+	AdminUI           bool     // serve the admin UI at /admin/
 	LogLevel          slog.Level
 	LogFormat         string        // "text", "json" or "auto" (text on a terminal)
 	LogHold           time.Duration // longest a request's line waits to be written with others
@@ -304,6 +305,15 @@ var settings = []Setting{
 				return errors.New(`must be "true" or "false"`)
 			}
 			c.Metrics = b
+			return nil
+		}},
+	{"PERSONNEL_ADMIN_UI", "admin_ui", "true", "Serve the admin UI at `/admin/` (sign in as a user; see `docs/admin-ui.md`); `false` turns it off and `/admin/` answers 404. The API reference page at `/personnel/api/docs/` is served either way.",
+		func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New(`must be "true" or "false"`)
+			}
+			c.AdminUI = b
 			return nil
 		}},
 	{"PERSONNEL_LOG_LEVEL", "log_level", "info", "`debug`, `info`, `warn` or `error`.",

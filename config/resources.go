@@ -176,9 +176,10 @@ var (
 // names with list parameters.
 var (
 	reservedNames  = map[string]bool{"user": true, "login_failure": true, "hierarchy": true, "client": true, "tx": true}
-	reservedPaths  = map[string]bool{"openapi": true, "openapi.json": true}
+	reservedPaths  = map[string]bool{"openapi": true, "openapi.json": true, "docs": true, "whoami": true}
 	reservedTables = map[string]bool{"personnel_user": true, "personnel_login_failure": true}
 	reservedParams = map[string]bool{"page": true, "page_size": true, "ordering": true, "root": true, "depth": true, "id": true,
+		"children_count": true, // a list parameter, and the key it adds to each record
 		// Keys of the error body, which a field's messages must not overwrite.
 		"code": true, "msg": true, "errors": true, "detail": true, "non_field_errors": true}
 )

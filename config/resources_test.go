@@ -71,6 +71,9 @@ func TestParseResources_BadEntriesNameTheEntry(t *testing.T) {
 		{"extra clashing with a filter", "resources:\n" + good + "    extra:\n      - {name: position_name_icontains, type: string}\n", `both give the name "position_name_icontains"`},
 		{"extra named like the code", "resources:\n" + good + "    extra:\n      - {name: position_code, type: string}\n", `both give the name "position_code"`},
 		{"extra named id", "resources:\n" + good + "    extra:\n      - {name: id, type: integer}\n", `extra "id": name: "id" is reserved`},
+		{"path of the API reference page", "resources:\n" + entry("doc", "docs", "t", "c", "n", "p"), `path: "docs" is reserved`},
+		{"path of whoami", "resources:\n" + entry("who", "whoami", "t", "c", "n", "p"), `path: "whoami" is reserved`},
+		{"extra named like the children count", "resources:\n" + good + "    extra:\n      - {name: children_count, type: integer}\n", `extra "children_count": name: "children_count" is reserved`},
 		{"empty", "resources: []\n", "no resources"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

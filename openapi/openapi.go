@@ -36,6 +36,7 @@ const (
 	ReadyPath      = "/readyz"
 	MetricsPath    = "/metrics"
 	DocPath        = "/openapi.json" // below the API root
+	WhoAmIPath     = "/whoami/"      // below the API root
 )
 
 type obj = map[string]any
@@ -154,6 +155,13 @@ func commonSchemas() obj {
 			"type": "object", "required": []string{"status"},
 			"properties": obj{"status": obj{"type": "string"}},
 		},
+		"WhoAmI": obj{
+			"type": "object", "required": []string{"username", "role"},
+			"properties": obj{
+				"username": obj{"type": "string"},
+				"role":     obj{"type": "string", "enum": []string{"editor", "viewer"}, "description": "An editor may write; a viewer's writes get 403."},
+			},
+		},
 	}
 }
 
@@ -192,6 +200,11 @@ func (b *builder) serviceEndpoints() {
 		"operationId": "apiRoot", "summary": "A link to each resource, and to this document.", "tags": []string{"service"}, "security": []obj{},
 		"responses": obj{"200": response("The links, by resource path.", obj{"type": "object",
 			"additionalProperties": obj{"type": "string", "format": "uri"}})},
+	})
+	b.op(b.in.APIRoot+WhoAmIPath, "GET", obj{
+		"operationId": "whoami", "summary": "The user the credentials belong to, and their role.", "tags": []string{"authentication"},
+		"security":  []obj{{"jwt": []string{}}, {"token": []string{}}, {"basic": []string{}}},
+		"responses": obj{"200": response("The user.", ref("WhoAmI")), "401": response("Unauthorized.", ref("Error")), "default": errorsResponse("401")},
 	})
 	b.op(b.in.APIRoot+DocPath, "GET", obj{
 		"operationId": "openapi", "summary": "This document.", "tags": []string{"service"}, "security": []obj{},

@@ -141,7 +141,12 @@ func (r *Resource) operations() []Operation {
 // parse, call, render. They return errors; Operation.handler writes them.
 
 func (r *Resource) handleList(c *gin.Context) error {
-	q, err := r.ParseQuery(c.Request.URL.Query())
+	values := c.Request.URL.Query()
+	q, err := r.ParseQuery(values)
+	if err != nil {
+		return err
+	}
+	counted, err := r.parseChildrenCount(values)
 	if err != nil {
 		return err
 	}
@@ -158,13 +163,12 @@ func (r *Resource) handleList(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	r.writePage(c, p)
-	return nil
+	return r.writePage(c, p, counted)
 }
 
 // writePage renders a page in the list envelope, with links to its
-// neighbours.
-func (r *Resource) writePage(c *gin.Context, p Page) {
+// neighbours, and each record's number of children when counted.
+func (r *Resource) writePage(c *gin.Context, p Page, counted bool) error {
 	var next, previous string
 	if p.Page < p.LastPage() {
 		next = r.opts.Links.Page(c.Request, p.Page+1)
@@ -172,8 +176,16 @@ func (r *Resource) writePage(c *gin.Context, p Page) {
 	if p.Page > 1 {
 		previous = r.opts.Links.Page(c.Request, p.Page-1)
 	}
-	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows)
+	var counts map[int]int
+	if counted {
+		var err error
+		if counts, err = r.ChildrenCounts(c.Request.Context(), p.Rows); err != nil {
+			return err
+		}
+	}
+	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows, counts)
 	c.Data(http.StatusOK, "application/json", body)
+	return nil
 }
 
 func (r *Resource) handleDescendants(c *gin.Context) error {
@@ -181,7 +193,12 @@ func (r *Resource) handleDescendants(c *gin.Context) error {
 	if !ok {
 		return apierror.NotFoundError()
 	}
-	q, err := r.ParseQuery(c.Request.URL.Query())
+	values := c.Request.URL.Query()
+	q, err := r.ParseQuery(values)
+	if err != nil {
+		return err
+	}
+	counted, err := r.parseChildrenCount(values)
 	if err != nil {
 		return err
 	}
@@ -189,8 +206,7 @@ func (r *Resource) handleDescendants(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	r.writePage(c, p)
-	return nil
+	return r.writePage(c, p, counted)
 }
 
 func (r *Resource) handleAncestors(c *gin.Context) error {
@@ -202,7 +218,7 @@ func (r *Resource) handleAncestors(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, "application/json", r.appendEnvelope(make([]byte, 0, 128+96*len(rows)), len(rows), "", "", rows))
+	c.Data(http.StatusOK, "application/json", r.appendEnvelope(make([]byte, 0, 128+96*len(rows)), len(rows), "", "", rows, nil))
 	return nil
 }
 

@@ -50,8 +50,9 @@ func appendValue(b []byte, k record.Kind, v record.Value) []byte {
 }
 
 // appendEnvelope renders the list envelope:
-// {"count":N,"next":url|null,"previous":url|null,"msg":"","code":0,"data":[...]}.
-func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []record.Row) []byte {
+// {"count":N,"next":url|null,"previous":url|null,"msg":"","code":0,"data":[...]},
+// each record with its children_count when counts is not nil.
+func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []record.Row, counts map[int]int) []byte {
 	b = append(b, `{"count":`...)
 	b = strconv.AppendInt(b, int64(count), 10)
 	b = append(b, `,"next":`...)
@@ -63,7 +64,11 @@ func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, ro
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = r.appendRecord(b, row)
+		if counts != nil {
+			b = append(appendCount(r.appendFields(b, row), counts[row.ID]), '}')
+		} else {
+			b = r.appendRecord(b, row)
+		}
 	}
 	return append(b, "]}"...)
 }

@@ -109,7 +109,7 @@ func (r *Resource) Schemas() map[string]any {
 		required = append(required, f.Key)
 	}
 	s := map[string]any{
-		one: obj{"type": "object", "required": required, "properties": record},
+		one: obj{"type": "object", "required": required, "properties": record, "x-resource": r.describe()},
 	}
 	for _, b := range []struct {
 		name string
@@ -157,6 +157,8 @@ func (r *Resource) Schemas() map[string]any {
 		for k, v := range record {
 			node[k] = v
 		}
+		record[ChildrenCountParam] = obj{"type": "integer", "minimum": 0,
+			"description": "How many records have this one as parent: only in a list or descendants asked with children_count=true."}
 		s[one+"Node"] = obj{"type": "object", "required": append(required, "children"), "properties": node}
 		s[one+"Tree"] = envelope(obj{"type": "array", "items": ref(one + "Node")}, false)
 	}
@@ -206,10 +208,28 @@ func (r *Resource) listParams() []Param {
 		}
 		ps = append(ps, Param{Name: p.name, In: "query", Doc: doc, Schema: schema})
 	}
+	if r.fields.Hierarchical() {
+		ps = append(ps, Param{Name: ChildrenCountParam, In: "query",
+			Doc:    "true: each record also carries children_count, how many records have it as parent.",
+			Schema: obj{"type": "string", "pattern": "^(|true|false|True|False|1|0)$"}})
+	}
 	ps = append(ps, Param{Name: "ordering", In: "query",
 		Doc: "Comma-separated fields from " + r.sortNames + "; a leading - sorts descending. " +
 			"Text sorts ignoring letter case, then by exact value; id breaks ties in the direction of the last field. " +
 			"Unknown and repeated terms are dropped (strict mode: 400).",
-		Schema: obj{"type": "string"}})
+		// The names again as a list, for programs (the admin UI) that offer them.
+		Schema: obj{"type": "string", "x-ordering-fields": strings.Split(r.sortNames, ", ")}})
 	return ps
+}
+
+// describe says which of a record's fields are its code, name and parent,
+// and which resource it is, for programs that present any resource (the
+// admin UI): the record schema's x-resource.
+func (r *Resource) describe() obj {
+	d := obj{"name": r.desc.Name, "path": r.desc.Path,
+		"code_field": r.fields.List[r.fields.Code].Key, "name_field": r.fields.List[r.fields.Name].Key}
+	if r.fields.Hierarchical() {
+		d["parent_field"] = r.fields.List[r.fields.Parent].Key
+	}
+	return d
 }

@@ -18,10 +18,19 @@ import (
 	"personnel/db"
 	"personnel/openapi"
 	"personnel/resource"
+	"personnel/web"
 )
 
 // APIRoot is where the resources are served.
 const APIRoot = "/personnel/api"
+
+// Where the pages are served: the admin UI, and the API reference that
+// renders the OpenAPI document. Pages are not operations of the API, so
+// the document does not list them.
+const (
+	AdminPath = "/admin"
+	DocsPath  = APIRoot + "/docs"
+)
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
@@ -114,9 +123,15 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 
 	srv := &Server{engine: e}
 	// The document is public, so it is registered before the authenticated
-	// group takes over the API root.
+	// group takes over the API root; so is the page that renders it.
 	e.GET(APIRoot+openapi.DocPath, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", srv.doc) })
+	pages(e, DocsPath, web.Docs())
+	if cfg.AdminUI {
+		pages(e, AdminPath, web.Admin())
+	}
 	api := e.Group(APIRoot, append([]gin.HandlerFunc{checkQuery()}, authn.Middleware()...)...)
+	api.GET(openapi.WhoAmIPath, auth.WhoAmI)
+	api.GET(strings.TrimSuffix(openapi.WhoAmIPath, "/"), auth.WhoAmI)
 	links := resource.Links{Public: cfg.PublicURL, Trusted: cfg.TrustedProxies}
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
@@ -150,6 +165,24 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	}
 	rs.set(e.Routes())
 	return srv, nil
+}
+
+// pages serves p's files below prefix, with no credentials: the pages
+// hold nothing but code, and ask for the data with the user's token. The
+// prefix itself redirects to prefix/ (relative, so it also works behind a
+// proxy that mounts the service under a path), where the pages' relative
+// links resolve.
+func pages(e *gin.Engine, prefix string, p *web.Pages) {
+	base := prefix[strings.LastIndexByte(prefix, '/')+1:] + "/"
+	e.GET(prefix, func(c *gin.Context) {
+		c.Header("Location", base)
+		c.Status(http.StatusMovedPermanently)
+	})
+	e.GET(prefix+"/*file", func(c *gin.Context) {
+		if !p.Serve(c.Writer, c.Request, strings.TrimPrefix(c.Param("file"), "/")) {
+			fail(c, apierror.NotFoundError())
+		}
+	})
 }
 
 // apiRoot answers the API root as Django REST Framework's does, with no

@@ -75,7 +75,8 @@ const extraEntries = `    extra:
 // generates again, checks that the start-up migration added the new
 // columns to the filled table (with the default where there is one), and
 // runs the HTTP contract tests and the store's search test, which run
-// over every compiled resource, against both.
+// over every compiled resource, against both, and the admin UI's test of
+// every resource's fields in a browser.
 func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, builds and tests a copy of the module")
@@ -154,7 +155,28 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		}
 	}
 	t.Logf("%d contract tests passed for positions, %d for leave types", len(ran["position"]), len(ran["leave_type"]))
+
+	// The admin UI shows both, each field with its own kind of input and
+	// each filter with a control, with no code of their own.
+	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "-run", "^"+adminFieldsTest+"$", "./web/")
+	if err != nil {
+		t.Fatalf("the admin UI's test in the copy: %v\n%s", err, failures(out))
+	}
+	if strings.Contains(out, "browser test skipped") {
+		t.Logf("the admin UI was not checked: %s", tail(out, 5))
+		return
+	}
+	for _, r := range []string{"position", "leave_type"} {
+		if !regexp.MustCompile(`--- PASS: ` + adminFieldsTest + `/\w+/` + r + ` `).MatchString(out) {
+			t.Errorf("the admin UI's test did not pass for %s:\n%s", r, tail(out, 40))
+		}
+	}
+	t.Logf("the admin UI showed positions and leave types with their fields and filters")
 }
+
+// adminFieldsTest is the browser test that holds every compiled resource's
+// page in the admin UI to its fields and filters.
+const adminFieldsTest = "TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs"
 
 // appendResources adds entries to the copy's config/resources.yaml.
 func appendResources(t *testing.T, dir, entries string) {

@@ -1,0 +1,337 @@
+// One record beside the list: its path of ancestors (the breadcrumb), its
+// fields, and for editors a form to change them (the parent with the
+// picker), add a child, or delete it; or the form for a new record.
+//
+// A change sends only the fields that changed, with If-Match: the ETag of
+// the read. When someone else changed the record in between (412) nothing
+// is saved and the pane offers to reload it. The server's messages are
+// shown as it gives them: a field's beside the field, any other (409 for
+// a record that is still a parent, 403, ...) above the form. Viewers get
+// the fields as text and no controls.
+
+import * as client from "./client.js";
+import { h, fill, uid } from "./dom.js";
+import { label } from "./model.js";
+import { parentPicker } from "./picker.js";
+import { display } from "./table.js";
+
+// fieldInput returns {el, get(), error(msgs), focus()} for a field that is
+// not the parent: a text input with the field's maximum length, a number
+// input with its bounds, a date input, a select of its choices, or a
+// checkbox. get() returns the value to send (null for an empty optional
+// field), or undefined when the input holds something that is not a value
+// of the field (letters in a number input).
+export function fieldInput(field, value) {
+  const id = uid("field");
+  const errorId = `${id}-error`;
+  const hintId = `${id}-hint`;
+  const error = h("p", { class: "field-error", id: errorId, hidden: true });
+  let hint = "";
+  let input;
+  let get;
+  switch (field.kind) {
+    case "choice":
+      input = h("select", { id },
+        field.nullable && h("option", { value: "" }, "—"),
+        field.choices.map((c) => h("option", { value: c, selected: c === value }, c)));
+      if (value === null || value === undefined) input.value = "";
+      get = () => (input.value === "" ? null : input.value);
+      break;
+    case "boolean":
+      input = h("input", { id, type: "checkbox", checked: Boolean(value) });
+      get = () => input.checked;
+      break;
+    case "integer":
+      input = h("input", { id, type: "number", step: "1", min: field.min, max: field.max, value: value ?? "" });
+      if (field.min !== undefined && field.max !== undefined) hint = `From ${field.min} to ${field.max}.`;
+      else if (field.min !== undefined) hint = `At least ${field.min}.`;
+      else if (field.max !== undefined) hint = `At most ${field.max}.`;
+      get = () => {
+        if (input.validity.badInput) return undefined;
+        return input.value === "" ? null : Number(input.value);
+      };
+      break;
+    case "date":
+      input = h("input", { id, type: "date", value: value ?? "" });
+      get = () => (input.validity.badInput ? undefined : input.value || null);
+      break;
+    default:
+      input = h("input", { id, type: "text", maxlength: field.maxLength, autocomplete: "off", value: value ?? "" });
+      if (field.maxLength) hint = `At most ${field.maxLength} characters.`;
+      get = () => (field.nullable && input.value === "" ? null : input.value);
+  }
+  if (field.required) input.setAttribute("aria-required", "true");
+  const hintEl = hint && h("p", { class: "hint", id: hintId }, hint);
+  const describedBy = (withError) => [hint && hintId, withError && errorId].filter(Boolean).join(" ");
+  if (hint) input.setAttribute("aria-describedby", describedBy(false));
+  const labelEl = h("label", { for: id }, field.label, field.required && h("span", { class: "req", "aria-hidden": "true" }, " *"));
+  const el = field.kind === "boolean"
+    ? h("div", { class: "field check", "data-field": field.key }, input, labelEl, hintEl, error)
+    : h("div", { class: "field", "data-field": field.key }, labelEl, input, hintEl, error);
+  return {
+    el,
+    get,
+    error(msgs) {
+      const on = Boolean(msgs && msgs.length);
+      error.hidden = !on;
+      fill(error, on ? msgs.join(" ") : "");
+      if (on) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+      const d = describedBy(on);
+      if (d) input.setAttribute("aria-describedby", d);
+      else input.removeAttribute("aria-describedby");
+    },
+    focus: () => input.focus(),
+  };
+}
+
+// same reports whether a value read from an input equals the stored one.
+function same(field, now, before) {
+  if (field.kind === "boolean") return Boolean(now) === Boolean(before);
+  return (now ?? null) === (before ?? null);
+}
+
+// inputsFor makes the inputs of every field of res, from values.
+function inputsFor(res, values, parentRow) {
+  const inputs = new Map();
+  for (const f of res.fields) {
+    inputs.set(f.key, f.kind === "parent" ? parentPicker(res, f, values[f.key] ?? null, parentRow) : fieldInput(f, values[f.key]));
+  }
+  return inputs;
+}
+
+// showErrors puts a failed write's messages beside their fields, and the
+// rest in alert. It reports whether any field had one.
+function showErrors(res, inputs, alert, err) {
+  const byField = err.fieldErrors;
+  let first = null;
+  const others = [];
+  for (const [key, input] of inputs) {
+    input.error(byField[key]);
+    if (byField[key] && !first) first = input;
+  }
+  for (const [key, msgs] of Object.entries(byField)) {
+    if (!inputs.has(key)) others.push(`${key}: ${[].concat(msgs).join(" ")}`);
+  }
+  if (first) {
+    fill(alert, "Not saved: see the messages beside the fields.", others.length ? ` ${others.join(" ")}` : "");
+    first.focus();
+  } else {
+    fill(alert, err.message);
+  }
+  return Boolean(first);
+}
+
+// unreadable checks every input holds a value of its field, marking those
+// that do not; it reports whether one did not.
+function unreadable(inputs) {
+  let bad = false;
+  for (const [, input] of inputs) {
+    if (input.get() === undefined) {
+      input.error(["Enter a valid value."]);
+      if (!bad) input.focus();
+      bad = true;
+    } else {
+      input.error(null);
+    }
+  }
+  return bad;
+}
+
+// breadcrumb shows the record's ancestors, root first, each a link.
+function breadcrumb(res, ancestors, row, ctx) {
+  return h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
+    h("ol", {},
+      ancestors.map((a) => h("li", {}, h("a", { href: ctx.link(a.id) }, label(res, a)))),
+      h("li", { "aria-current": "page" }, label(res, row))));
+}
+
+// loads tells whether a pane's content is still the one asked for, when
+// the user moved on while it loaded.
+const loads = new WeakMap();
+
+// recordPane shows the record id of res in pane. opts: focus (move focus
+// to its heading), flash (a message to show, such as "Saved.").
+export async function recordPane(pane, res, id, ctx, opts = {}) {
+  const mine = {};
+  loads.set(pane, mine);
+  pane.setAttribute("aria-busy", "true");
+  let row;
+  let etag;
+  let ancestors = [];
+  try {
+    const [read, up] = await Promise.all([
+      client.send("GET", res.item(id)),
+      res.ops.ancestors ? client.send("GET", `${res.item(id)}ancestors/`) : null,
+    ]);
+    row = read.data;
+    etag = read.etag;
+    ancestors = up ? up.data.data : [];
+  } catch (err) {
+    if (loads.get(pane) !== mine) return;
+    pane.removeAttribute("aria-busy");
+    fill(pane, h("div", { class: "alert", role: "alert" }, err.status === 404 ? `There is no ${res.singular} #${id}; it may have been deleted.` : err.message));
+    return;
+  }
+  if (loads.get(pane) !== mine) return;
+  pane.removeAttribute("aria-busy");
+
+  const parentRow = ancestors.length ? ancestors[ancestors.length - 1] : null;
+  const heading = h("h2", { tabindex: "-1" }, row[res.nameKey], " ", h("span", { class: "code" }, row[res.code]));
+  const notice = h("p", { class: "notice", role: "status" }, opts.flash || "");
+  const alert = h("div", { class: "alert", role: "alert" });
+  const reload = (flash) => recordPane(pane, res, id, ctx, { focus: true, flash });
+
+  if (!ctx.canEdit) {
+    fill(pane,
+      res.parent && breadcrumb(res, ancestors, row, ctx),
+      heading, notice,
+      h("dl", { class: "fields" }, res.fields.map((f) => [
+        h("dt", {}, f.label),
+        h("dd", {}, f.kind === "parent" ? (parentRow ? label(res, parentRow) : "None (a root)") : display(f, row[f.key])),
+      ])));
+    if (opts.focus) heading.focus();
+    return;
+  }
+
+  const inputs = inputsFor(res, row, parentRow);
+  const save = h("button", { type: "submit", class: "primary" }, "Save");
+  const actions = h("div", { class: "actions" });
+  const form = h("form", { class: "record-form", method: "post", novalidate: true, "aria-label": `Edit ${label(res, row)}`, onsubmit: submit },
+    [...inputs.values()].map((i) => i.el), actions);
+
+  function drawActions() {
+    fill(actions,
+      save,
+      res.parent && res.ops.create && h("a", { class: "button", href: ctx.newChild(row.id) }, `Add a ${res.singular} below`),
+      res.ops.delete && h("button", { type: "button", class: "danger", onclick: confirmDelete }, "Delete"));
+  }
+  drawActions();
+
+  function stale() {
+    fill(alert,
+      `This ${res.singular} was changed by someone else after you opened it, so your changes were not saved. `,
+      h("button", { type: "button", onclick: () => reload("Reloaded: this is the current version.") }, "Reload it"),
+      " to see the current version (your changes here will be lost).");
+  }
+
+  async function submit(e) {
+    e.preventDefault();
+    fill(alert);
+    fill(notice);
+    if (unreadable(inputs)) return;
+    const body = {};
+    for (const f of res.fields) {
+      const v = inputs.get(f.key).get();
+      if (!same(f, v, row[f.key])) body[f.key] = v;
+    }
+    for (const [, input] of inputs) input.error(null);
+    if (!Object.keys(body).length) {
+      fill(notice, "Nothing to save: no field was changed.");
+      return;
+    }
+    save.disabled = true;
+    try {
+      await client.send("PATCH", res.item(id), { body, headers: { "If-Match": etag } });
+      const moved = res.parent && res.parent in body;
+      ctx.changed({ open: moved ? [body[res.parent]] : [] });
+      reload("Saved.");
+    } catch (err) {
+      if (err.status === 412) stale();
+      else if (err.status === 404) fill(alert, `This ${res.singular} no longer exists; it may have been deleted.`);
+      else showErrors(res, inputs, alert, err);
+    } finally {
+      save.disabled = false;
+    }
+  }
+
+  function confirmDelete() {
+    const yes = h("button", { type: "button", class: "danger", onclick: remove }, `Delete ${row[res.nameKey]}`);
+    fill(actions,
+      h("p", { class: "confirm" }, `Delete ${label(res, row)}? This cannot be undone.`),
+      yes,
+      h("button", { type: "button", onclick: () => { drawActions(); } }, "Cancel"));
+    yes.focus();
+  }
+
+  async function remove() {
+    fill(alert);
+    try {
+      await client.send("DELETE", res.item(id), { headers: { "If-Match": etag } });
+      ctx.changed();
+      ctx.deleted(`Deleted ${label(res, row)}.`);
+    } catch (err) {
+      drawActions();
+      if (err.status === 412) stale();
+      else fill(alert, err.message);
+    }
+  }
+
+  fill(pane, res.parent && breadcrumb(res, ancestors, row, ctx), heading, notice, alert, form);
+  if (opts.focus) heading.focus();
+}
+
+// createPane shows the form for a new record of res, below parentId when
+// given.
+export async function createPane(pane, res, parentId, ctx) {
+  const mine = {};
+  loads.set(pane, mine);
+  let parentRow = null;
+  if (parentId !== null && res.parent) {
+    try {
+      parentRow = (await client.send("GET", res.item(parentId))).data;
+    } catch (err) {
+      parentRow = null; // the picker shows the id; the server judges it
+    }
+    if (loads.get(pane) !== mine) return;
+  }
+  const defaults = {};
+  for (const f of res.fields) {
+    if (f.default !== undefined) defaults[f.key] = f.default;
+  }
+  if (res.parent) defaults[res.parent] = parentId;
+  const inputs = inputsFor(res, defaults, parentRow);
+  const alert = h("div", { class: "alert", role: "alert" });
+  const create = h("button", { type: "submit", class: "primary" }, "Create");
+  const title = parentRow ? `New ${res.singular} below ${label(res, parentRow)}` : `New ${res.singular}`;
+  const heading = h("h2", { tabindex: "-1" }, title);
+  const form = h("form", { class: "record-form", method: "post", novalidate: true, "aria-label": title, onsubmit: submit },
+    [...inputs.values()].map((i) => i.el),
+    h("div", { class: "actions" }, create, h("a", { class: "button", href: ctx.link("").replace(/\/$/, "") }, "Cancel")));
+
+  async function submit(e) {
+    e.preventDefault();
+    fill(alert);
+    if (unreadable(inputs)) return;
+    const body = {};
+    for (const f of res.fields) {
+      const v = inputs.get(f.key).get();
+      // Empty optional fields are left out (the server stores their
+      // default); an empty code or name is sent, for the server's message.
+      if (v !== null || f.key === res.code || f.key === res.nameKey) body[f.key] = v ?? "";
+    }
+    create.disabled = true;
+    try {
+      const { data } = await client.send("POST", res.collection, { body });
+      ctx.changed({ open: res.parent ? [data[res.parent]] : [] });
+      ctx.created(data);
+    } catch (err) {
+      showErrors(res, inputs, alert, err);
+    } finally {
+      create.disabled = false;
+    }
+  }
+
+  fill(pane, heading, alert, form);
+  heading.focus();
+}
+
+// emptyPane is the pane with no record chosen, with a message when there
+// is one ("Deleted ...").
+export function emptyPane(pane, res, message) {
+  loads.set(pane, {});
+  pane.removeAttribute("aria-busy");
+  fill(pane,
+    h("p", { class: "notice", role: "status" }, message || ""),
+    h("p", { class: "hint" }, `Choose a ${res.singular} to see it here.`));
+}
