@@ -286,8 +286,12 @@ func (d *DB) Sequence(ctx context.Context) error {
 			var b strings.Builder
 			b.WriteString("UPDATE {change} SET seq = CASE id")
 			args := make([]any, 0, 3*n)
+			then := " WHEN ? THEN ?"
+			if d.Postgres() {
+				then += "::bigint" // PostgreSQL would take the parameter for text
+			}
 			for i, id := range list {
-				b.WriteString(" WHEN ? THEN ?")
+				b.WriteString(then)
 				args = append(args, id, top+int64(i)+1)
 			}
 			b.WriteString(" END WHERE id IN (" + Marks(n) + ")")

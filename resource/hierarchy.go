@@ -28,7 +28,7 @@ func (r *Resource) Descendants(ctx context.Context, id int, q Query) (Page, erro
 	}
 	ts := r.tree(ctx)
 	sc := &scope{with: ts.subtree, name: "subtree", args: []any{id}}
-	if desc, byID := idOrder(q.Order); byID && len(q.Filters) == 0 {
+	if desc, byID := idOrder(q.Order); byID && len(q.Filters) == 0 && len(q.Search) == 0 {
 		if ts.closure {
 			return r.list(ctx, q, closureSource{r: r, id: id, desc: desc})
 		}

@@ -3,6 +3,7 @@ package resource
 import (
 	"context"
 	"math"
+	"strings"
 
 	"personnel/db"
 	"personnel/record"
@@ -143,7 +144,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row
 	if desc, byID := idOrder(t.q.Order); byID && t.page.filter >= 0 && t.scope == nil && t.r.db.Postgres() {
 		return t.pageOfCandidates(ctx, limit, offset, desc)
 	}
-	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 {
+	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 && len(t.q.Search) == 0 {
 		if desc, ok := idOrder(t.q.Order); ok {
 			rows, found, err := t.fromBlock(ctx, limit, offset, desc)
 			if err != nil || found {
@@ -163,7 +164,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row
 		r.selectRows(s)
 		s.Raw(" JOIN (SELECT ").Col("s", "id").Raw(" FROM ")
 		t.from(s, "s")
-		r.where(s, "s", t.q.Filters, t.page)
+		r.whereQuery(s, "s", t.q, t.page)
 		r.orderBy(s, "s", t.q.Order)
 		limitOffset(s, limit, offset)
 		s.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id")
@@ -172,7 +173,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row
 	}
 	s.Raw("SELECT " + r.sql.columns + " FROM ")
 	t.from(s, "r")
-	r.where(s, "r", t.q.Filters, t.page)
+	r.whereQuery(s, "r", t.q, t.page)
 	r.orderBy(s, "r", t.q.Order)
 	limitOffset(s, limit, offset)
 	return r.query(ctx, r.db.Reader(), s.String(), s.Args...)
@@ -214,7 +215,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	if t.known >= 0 {
 		return t.known, nil
 	}
-	if len(t.q.Filters) == 0 && t.scope == nil {
+	if len(t.q.Filters) == 0 && len(t.q.Search) == 0 && t.scope == nil {
 		// Databases count a whole table by walking an index: the count
 		// kept beside it answers instead, once it can be trusted.
 		if n, ok, err := r.table.StoredCount(ctx); err != nil || ok {
@@ -226,7 +227,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	keep := t.numbered && t.scope == nil
 	key := ""
 	if keep {
-		key = filtersKey(t.q.Filters)
+		key = filtersKey(t.q.Filters) + "\x00search " + strings.Join(t.q.Search, "\x00")
 		if n, ok := r.keptAt(key, t.changes); ok {
 			return n, nil
 		}
@@ -242,7 +243,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 		s.Raw("SELECT COUNT(*) FROM ")
 	}
 	t.from(s, "r")
-	r.where(s, "r", t.q.Filters, t.tally)
+	r.whereQuery(s, "r", t.q, t.tally)
 	if keep {
 		s.Raw("), ")
 		r.table.ChangeNumber(s)

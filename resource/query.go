@@ -35,6 +35,7 @@ type Query struct {
 	Last     bool // page=last
 	PageSize int
 	Filters  []Filter  // combined with AND, in field-table order
+	Search   []string  // search=: folded terms, each in some searched field
 	Order    []OrderBy // empty: by id
 }
 
@@ -114,6 +115,13 @@ func (r *Resource) ParseQuery(values url.Values, extra ...string) (Query, error)
 			continue
 		}
 		q.Filters = append(q.Filters, Filter{Field: p.field, Op: p.op, Value: val})
+	}
+	if v, ok := last(values, "search"); ok && v != "" {
+		if strings.IndexByte(v, 0) >= 0 {
+			bad("search", msgNulChar)
+		} else {
+			q.Search = searchTerms(v)
+		}
 	}
 	if r.opts.StrictQuery {
 		errs = append(errs, r.unknownParams(values, true, extra)...)
@@ -535,4 +543,34 @@ func digitValue(c rune) int {
 		zero--
 	}
 	return int(c-zero) % 10
+}
+
+// searchTerms splits a search= value as Django REST Framework's
+// SearchFilter does: on white space and commas, a double-quoted phrase
+// kept whole; each term folded.
+func searchTerms(v string) []string {
+	var terms []string
+	var cur strings.Builder
+	quoted := false
+	flush := func() {
+		if t := strings.TrimSpace(cur.String()); t != "" {
+			terms = append(terms, casefold.Fold(t))
+		}
+		cur.Reset()
+	}
+	for _, c := range v {
+		switch {
+		case c == '"':
+			quoted = !quoted
+			if !quoted {
+				flush()
+			}
+		case !quoted && (c == ',' || unicode.IsSpace(c)):
+			flush()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	flush()
+	return terms
 }

@@ -213,6 +213,16 @@ func (r *Resource) listParams() []Param {
 			Doc:    "true: each record also carries children_count, how many records have it as parent.",
 			Schema: obj{"type": "string", "pattern": "^(|true|false|True|False|1|0)$"}})
 	}
+	var searched []string
+	for i := range r.fields.List {
+		if r.fields.List[i].Has(record.OpIContains) {
+			searched = append(searched, r.fields.List[i].Key)
+		}
+	}
+	ps = append(ps, Param{Name: "search", In: "query",
+		Doc: "Terms separated by spaces or commas (a double-quoted phrase is one term); each must appear, ignoring letter case, in " +
+			strings.Join(searched, ", ") + ". Combines with the filters.",
+		Schema: obj{"type": "string"}})
 	ps = append(ps, Param{Name: "ordering", In: "query",
 		Doc: "Comma-separated fields from " + r.sortNames + "; a leading - sorts descending. " +
 			"Text sorts ignoring letter case, then by exact value; id breaks ties in the direction of the last field. " +

@@ -201,6 +201,15 @@ func (sc *scanner) row() record.Row {
 // column, which is what its index is on. The substring filter via names
 // finds its records through its substring index.
 func (r *Resource) where(s *db.SQL, a string, filters []Filter, via through) {
+	r.whereWith(s, a, filters, nil, via)
+}
+
+// whereQuery writes the filters and the search terms of q on alias a.
+func (r *Resource) whereQuery(s *db.SQL, a string, q Query, via through) {
+	r.whereWith(s, a, q.Filters, q.Search, via)
+}
+
+func (r *Resource) whereWith(s *db.SQL, a string, filters []Filter, terms []string, via through) {
 	first := true
 	and := func() {
 		if first {
@@ -248,6 +257,44 @@ func (r *Resource) where(s *db.SQL, a string, filters []Filter, via through) {
 			r.contains(s, a, f, flt.Value.Str)
 		}
 	}
+	for _, term := range terms {
+		and()
+		r.searchTerm(s, a, term)
+	}
+
+}
+
+// searchTerm selects records one of whose searched fields (those with an
+// icontains filter) holds the folded term: through a field's substring
+// index where it has a trusted one and the term fits in its grams, by LIKE
+// otherwise.
+func (r *Resource) searchTerm(s *db.SQL, a, term string) {
+	s.Raw("(")
+	n := 0
+	for i := range r.fields.List {
+		f := &r.fields.List[i]
+		if !f.Has(record.OpIContains) {
+			continue
+		}
+		if n > 0 {
+			s.Raw(" OR ")
+		}
+		n++
+		if !utf8.ValidString(term) {
+			s.Raw("1 = 0")
+			continue
+		}
+		if sub := db.NewSubstring(r.desc.Table, f.Fold, term); f.Indexed && sub.Exact() && r.db.Trusted(context.Background(), r.desc.Table, db.SubstringStructure(f.Fold)) {
+			s.Col(a, "id").Raw(" IN (SELECT ").Col("g", "id").Raw(" FROM ")
+			sub.From(s, "g").Raw(")")
+			continue
+		}
+		r.contains(s, a, f, term)
+	}
+	if n == 0 {
+		s.Raw("1 = 0")
+	}
+	s.Raw(")")
 }
 
 // contains selects records whose folded column holds folded: a LIKE over
