@@ -332,7 +332,7 @@ var settings = []Setting{
 			}
 			return errors.New(`must be "text", "json" or "auto"`)
 		}},
-	{"PERSONNEL_LOG_HOLD", "log_hold", "100ms", "How long a request's JSON log line may wait to be written with others (a busy server then writes its lines in one go instead of one `write` each); `0s` writes each at once. Lines still waiting are written on shutdown, and lost if the process is killed; other lines (warnings, errors) never wait.",
+	{"PERSONNEL_LOG_HOLD", "log_hold", "100ms", "How long a request's JSON log line may wait to be written with others (a busy server then writes its lines in one go instead of one `write` each); `0s` writes each at once. Lines still waiting are written on shutdown, and lost if the process is killed; the lines of 401, 403 and 429 answers (the security record) and every warning and error never wait.",
 		func(c *Config, v string) error { return nonNegativeDuration(&c.LogHold, v) }},
 	{"PERSONNEL_ENV", "env", EnvDevelopment, "`development` or `production`. In production the service refuses to start without `PERSONNEL_JWT_SECRET`, without `PERSONNEL_ALLOWED_HOSTS` or `PERSONNEL_PUBLIC_URL`, and with a placeholder or low-entropy secret or password (`change-me...`, one character repeated).",
 		func(c *Config, v string) error {

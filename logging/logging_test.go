@@ -186,6 +186,21 @@ func TestHoldRequests_WritesAFullBufferAtOnce(t *testing.T) {
 	}
 }
 
+// The lines of refused credentials, refused permissions and throttled
+// clients are the security record: none is held.
+func TestHoldRequests_NeverHoldsTheSecurityRecord(t *testing.T) {
+	for _, status := range []int{401, 403, 429} {
+		var buf syncBuffer
+		l := logging.New(&buf, "json", slog.LevelInfo, logging.HoldRequests(time.Hour))
+		logging.LogRequest(context.Background(), l, slog.LevelInfo, logging.Request{Method: "GET", Route: "/r/", Status: 200})
+		logging.LogRequest(context.Background(), l, slog.LevelInfo, logging.Request{Method: "POST", Route: "/r/", Status: status})
+		recs := lines(t, buf.String())
+		if len(recs) != 2 || recs[0]["status"] != 200.0 || recs[1]["status"] != float64(status) {
+			t.Errorf("a %d answer's line was held: written %v", status, recs)
+		}
+	}
+}
+
 func TestHoldRequests_ZeroWritesEachLineAtOnce(t *testing.T) {
 	var buf syncBuffer
 	l := logging.New(&buf, "json", slog.LevelInfo, logging.HoldRequests(0))

@@ -75,7 +75,7 @@ func LogRequest(ctx context.Context, l *slog.Logger, level slog.Level, r Request
 		b = apierror.AppendString(b, id)
 	}
 	b = append(b, "}\n"...)
-	if level >= slog.LevelWarn { // a server error's line is not held
+	if level >= slog.LevelWarn || securityRecord(r.Status) {
 		h.lines.Write(b)
 	} else {
 		h.lines.hold(b)
@@ -84,6 +84,14 @@ func LogRequest(ctx context.Context, l *slog.Logger, level slog.Level, r Request
 		*bp = b
 		linePool.Put(bp)
 	}
+}
+
+// securityRecord reports whether an answer's line belongs to the security
+// record: refused credentials, refused permissions and throttled clients.
+// Such a line is written at once, never held, so that a process killed
+// during an attack still leaves it in the log.
+func securityRecord(status int) bool {
+	return status == 401 || status == 403 || status == 429
 }
 
 // linePool holds the buffers request lines are encoded into.
