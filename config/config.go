@@ -75,6 +75,7 @@ type Config struct {
 	LogLevel          slog.Level
 	LogFormat         string        // "text", "json" or "auto" (text on a terminal)
 	LogHold           time.Duration // longest a request's line waits to be written with others
+	Without           Mechanisms    // performance mechanisms turned off, to measure what they win
 
 	Env                string        // "development" or "production"
 	JWTSecret          []byte        // nil: generated beside the SQLite database
@@ -334,6 +335,22 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_LOG_HOLD", "log_hold", "100ms", "How long a request's JSON log line may wait to be written with others (a busy server then writes its lines in one go instead of one `write` each); `0s` writes each at once. Lines still waiting are written on shutdown, and lost if the process is killed; the lines of 401, 403 and 429 answers (the security record) and every warning and error never wait.",
 		func(c *Config, v string) error { return nonNegativeDuration(&c.LogHold, v) }},
+	{"PERSONNEL_WITHOUT", "without", "", "Performance mechanisms to turn off, comma-separated, to measure what each wins (`go run ./cmd/loadtest -without`; docs/performance.md): `id_blocks`, `stored_count`, `count_cache`, `planner`, `group_commit`, `log_encoder`. Answers stay the same; leave it empty in production.",
+		func(c *Config, v string) error {
+			c.Without = Mechanisms{}
+			for _, s := range strings.Split(v, ",") {
+				s = strings.TrimSpace(s)
+				if s == "" {
+					continue
+				}
+				on, ok := c.Without.named(s)
+				if !ok {
+					return fmt.Errorf("%q is not one of %s", s, strings.Join(MechanismNames, ", "))
+				}
+				*on = true
+			}
+			return nil
+		}},
 	{"PERSONNEL_ENV", "env", EnvDevelopment, "`development` or `production`. In production the service refuses to start without `PERSONNEL_JWT_SECRET`, without `PERSONNEL_ALLOWED_HOSTS` or `PERSONNEL_PUBLIC_URL`, and with a placeholder or low-entropy secret or password (`change-me...`, one character repeated).",
 		func(c *Config, v string) error {
 			if v != EnvDevelopment && v != EnvProduction {

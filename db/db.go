@@ -87,7 +87,7 @@ func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
 	var err error
 	switch cfg.DBDriver {
 	case config.DriverSQLite:
-		d, err = openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns)
+		d, err = openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, !cfg.Without.GroupCommit)
 	case config.DriverMySQL:
 		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns)
 	case config.DriverPostgres:
@@ -114,7 +114,10 @@ const sqlitePragmas = "_foreign_keys=1&_busy_timeout=10000&_journal_mode=WAL&_sy
 // (see BENCHMARKS.md).
 const readerPragmas = "&_query_only=1&_pragma=cache_size(-1024)"
 
-func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
+// openSQLite opens the database file at path with a pool of readers and
+// one writer, through which writes are batched when group is true and
+// each run as a transaction of its own otherwise.
+func openSQLite(ctx context.Context, path string, readers int, group bool) (*DB, error) {
 	name, sep := path, "?"
 	if strings.HasPrefix(path, "file:") {
 		if strings.Contains(path, "?") {
@@ -167,7 +170,7 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: opening SQLite database %q: %w", path, err)
 	}
 	writeDrv := newStmtDriver(dialect.SQLite, writeDB)
-	return &DB{
+	d := &DB{
 		Dialect: dialect.SQLite,
 		Flavor:  "sqlite",
 		Version: version,
@@ -177,8 +180,11 @@ func openSQLite(ctx context.Context, path string, readers int) (*DB, error) {
 		readDB:  readDB,
 		writeDB: writeDB,
 		path:    path,
-		group:   newGroupCommitter(writeDrv),
-	}, nil
+	}
+	if group {
+		d.group = newGroupCommitter(writeDrv)
+	}
+	return d, nil
 }
 
 func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, error) {

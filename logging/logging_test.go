@@ -51,9 +51,14 @@ func TestLogRequest_WritesTheLineSlogWould(t *testing.T) {
 			var fast, slow bytes.Buffer
 			logging.LogRequest(ctx, logging.New(&fast, "json", slog.LevelDebug), lvl, r)
 			// A logger derived from New's (with no attributes added) takes
-			// slog's own path.
+			// slog's own path, and so does one made to encode by slog.
+			var bySlog bytes.Buffer
 			logging.LogRequest(ctx, slog.New(logging.New(&slow, "json", slog.LevelDebug).Handler().WithAttrs(nil)), lvl, r)
+			logging.LogRequest(ctx, logging.New(&bySlog, "json", slog.LevelDebug, logging.EncodeRequestsBySlog()), lvl, r)
 			got, want := fast.String(), slow.String()
+			if cut := func(s string) string { _, rest, _ := strings.Cut(s, `","level"`); return rest }; cut(bySlog.String()) != cut(want) {
+				t.Errorf("encoded by slog: %s, want %s", bySlog.String(), want)
+			}
 			const timeEnd = len(`{"time":"2006-01-02T15:04:05`)
 			if !strings.HasPrefix(got, `{"time":"`) || len(got) < timeEnd || len(want) < timeEnd {
 				t.Fatalf("no time first: %q", got)

@@ -21,6 +21,7 @@ type lineWriter struct {
 	interval time.Duration // 0: request lines are written at once too
 	held     []byte
 	armed    bool // a flush is scheduled
+	bySlog   bool // request lines are encoded by slog, not by LogRequest
 }
 
 // Write writes p at once, after any lines held.

@@ -76,7 +76,7 @@ func (c *countCache) put(key string, changes int64, n int) {
 // numbered reports whether the table's change number may vouch for kept
 // counts.
 func (r *Resource) numbered(ctx context.Context) bool {
-	return r.db.Trusted(ctx, r.desc.Table, db.CountStructure)
+	return !r.opts.Without.CountCache && r.db.Trusted(ctx, r.desc.Table, db.CountStructure)
 }
 
 // state is what one statement reads of the table as it is now: its change

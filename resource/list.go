@@ -144,7 +144,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row
 	if desc, byID := idOrder(t.q.Order); byID && t.page.filter >= 0 && t.scope == nil && t.r.db.Postgres() {
 		return t.pageOfCandidates(ctx, limit, offset, desc)
 	}
-	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 && len(t.q.Search) == 0 {
+	if offset >= deferAfter && t.scope == nil && len(t.q.Filters) == 0 && len(t.q.Search) == 0 && !t.r.opts.Without.IDBlocks {
 		if desc, ok := idOrder(t.q.Order); ok {
 			rows, found, err := t.fromBlock(ctx, limit, offset, desc)
 			if err != nil || found {
@@ -215,7 +215,7 @@ func (t tableSource) count(ctx context.Context) (int, error) {
 	if t.known >= 0 {
 		return t.known, nil
 	}
-	if len(t.q.Filters) == 0 && len(t.q.Search) == 0 && t.scope == nil {
+	if len(t.q.Filters) == 0 && len(t.q.Search) == 0 && t.scope == nil && !r.opts.Without.StoredCount {
 		// Databases count a whole table by walking an index: the count
 		// kept beside it answers instead, once it can be trusted.
 		if n, ok, err := r.table.StoredCount(ctx); err != nil || ok {

@@ -45,6 +45,9 @@ type Options struct {
 	// DBTimeout is the database deadline of a request
 	// (PERSONNEL_DB_TIMEOUT), for a read after a feed's wait.
 	DBTimeout time.Duration
+	// Without turns performance mechanisms off (PERSONNEL_WITHOUT), to
+	// measure what each wins.
+	Without config.Mechanisms
 }
 
 // DefaultPageSize is the page size when the request gives none.

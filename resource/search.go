@@ -92,6 +92,9 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 	if len(found) == 0 {
 		return t, nil
 	}
+	if r.opts.Without.Planner {
+		return r.unplanned(ctx, t, found[0])
+	}
 	// The one search of a list with no other filter: its count is the
 	// index's (exact, and never dearer than a LIKE over the table), read
 	// in one statement with the size of the table.
@@ -191,6 +194,21 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 		}
 	case walk >= float64(through):
 		t.page, t.idsPage = best.through, ids
+	}
+	return t, nil
+}
+
+// unplanned returns t going through s's index for both its count and its
+// page, whatever they cost: what the planner above is measured against
+// (PERSONNEL_WITHOUT=planner).
+func (r *Resource) unplanned(ctx context.Context, t tableSource, s search) (source, error) {
+	t.page, t.tally = s.through, s.through
+	if r.numbered(ctx) {
+		now, err := r.readState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t.changes, t.numbered = now.changes, true
 	}
 	return t, nil
 }

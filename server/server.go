@@ -142,6 +142,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		CanWrite:      auth.CanWrite,
 		CanReadAudit:  func(c *gin.Context) bool { return cfg.AuditViewers || auth.CanWrite(c) },
 		DBTimeout:     cfg.DBTimeout,
+		Without:       cfg.Without,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)

@@ -14,6 +14,11 @@
 // service over the same database, as the performance issue measured: see
 // handwritten.go.
 //
+// With -without, each performance mechanism named is measured against the
+// same binary with it turned off (PERSONNEL_WITHOUT), both serving the same
+// database, in alternation, on the scenarios the mechanism is for: see
+// without.go.
+//
 // The load generator runs on the same machine as the server and takes part
 // of its CPU; the figures are for the pair.
 package main
@@ -55,6 +60,7 @@ func main() {
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
 	sustained := flag.Duration("sustained", 0, "instead of the scenarios, run a mixed workload this long and check that no acknowledged write was lost")
 	compare := flag.Bool("compare", false, "also drive a hand-written service (net/http, database/sql, COUNT(*), OFFSET, LIKE) over the same database, in alternation, for the scenarios it serves")
+	without := flag.String("without", "", "comma-separated performance mechanisms ("+strings.Join(mechanismNames(), ", ")+") to measure each against the same service without it, in alternation, on the scenarios it is for")
 	handwritten := flag.Bool("handwritten", false, "serve the hand-written service (-compare starts it; not for use by hand)")
 	flag.Parse()
 	if *handwritten {
@@ -69,13 +75,17 @@ func main() {
 		*duration = *sustained
 	}
 	admin := map[string]string{"mysql": *mysqlDSN, "postgres": *postgresDSN}
-	if err := run(*records, *conns, *duration, admin, *only, *compare); err != nil {
+	if err := checkMechanisms(*without); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest -without:", err)
+		os.Exit(2)
+	}
+	if err := run(*records, *conns, *duration, admin, *only, *compare, *without); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
 
-func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare bool) error {
+func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare bool, without string) error {
 	dir, err := os.MkdirTemp("", "personnel-load")
 	if err != nil {
 		return err
@@ -101,7 +111,7 @@ func run(records string, conns int, duration time.Duration, admin map[string]str
 			if err != nil {
 				return fmt.Errorf("-records: %q", s)
 			}
-			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only, compare); err != nil {
+			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only, compare, without); err != nil {
 				return fmt.Errorf("%s at %d: %w", backend, n, err)
 			}
 		}
@@ -116,7 +126,7 @@ type server struct {
 	token string
 }
 
-func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare bool) error {
+func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare bool, without string) error {
 	env := append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
 		"PERSONNEL_ADMIN_USER=load", "PERSONNEL_ADMIN_PASSWORD=load-password", "PERSONNEL_BCRYPT_COST=4",
 		"PERSONNEL_JWT_SECRET=load-test-secret-load-test-secret-xx",
@@ -150,7 +160,10 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	// Standard error, so that the table on standard output stays whole.
 	fmt.Fprintf(os.Stderr, "%s: %s", backend, out)
-	srv, err := start(bin, dir, env)
+	if without != "" {
+		return measureMechanisms(bin, dir, backend, env, n, conns, duration, only, without)
+	}
+	srv, err := start(bin, dir, "serve", env)
 	if err != nil {
 		return err
 	}
@@ -239,21 +252,29 @@ var compareSlices = []bool{true, false, false, true, true, false, false, true}
 // the same machine), and prints both rows, the second named with
 // Personnel's throughput ratio to it.
 func compareWith(srv, hw *server, sc scenario, backend string, n, conns int, d time.Duration) {
-	var ours, theirs samples
-	for _, personnel := range compareSlices {
-		if personnel {
-			ours.add(srv.drive(sc, conns, d/time.Duration(len(compareSlices))))
+	alternate(srv, hw, sc, backend, n, conns, d, "Personnel", "hand-written")
+}
+
+// alternate drives sc against a and b in turn, in compareSlices, each an
+// eighth of d (so that both see the same machine), and prints both rows,
+// the second named bName with a's throughput ratio to it.
+func alternate(a, b *server, sc scenario, backend string, n, conns int, d time.Duration, aName, bName string) (ratio float64) {
+	var as, bs samples
+	for _, first := range compareSlices {
+		if first {
+			as.add(a.drive(sc, conns, d/time.Duration(len(compareSlices))))
 		} else {
-			theirs.add(hw.drive(sc, conns, d/time.Duration(len(compareSlices))))
+			bs.add(b.drive(sc, conns, d/time.Duration(len(compareSlices))))
 		}
 	}
-	o, t := ours.summary(), theirs.summary()
-	printRow(backend, n, sc.name, o, srv)
-	printRow(backend, n, fmt.Sprintf("%s, hand-written (Personnel %.2fx)", sc.name, o.rate/t.rate), t, hw)
-	ps, pg := ours.cpuPerRequest()
-	hs, hg := theirs.cpuPerRequest()
-	fmt.Fprintf(os.Stderr, "%s %s: CPU µs a request, server + load generator: Personnel %.0f + %.0f, hand-written %.0f + %.0f\n",
-		backend, sc.name, ps, pg, hs, hg)
+	ar, br := as.summary(), bs.summary()
+	printRow(backend, n, sc.name, ar, a)
+	printRow(backend, n, fmt.Sprintf("%s, %s (%s %.2fx)", sc.name, bName, aName, ar.rate/br.rate), br, b)
+	acpu, agen := as.cpuPerRequest()
+	bcpu, bgen := bs.cpuPerRequest()
+	fmt.Fprintf(os.Stderr, "%s %s: CPU µs a request, server + load generator: %s %.0f + %.0f, %s %.0f + %.0f\n",
+		backend, sc.name, aName, acpu, agen, bName, bcpu, bgen)
+	return ar.rate / br.rate
 }
 
 // listeningAddr waits for the "listening" line in the server's log and
@@ -280,10 +301,11 @@ func listeningAddr(log string, wait time.Duration) (string, error) {
 	return "", fmt.Errorf("the server did not start; its log:\n%s", data)
 }
 
-func start(bin, dir string, env []string) (*server, error) {
+// start starts `personnel serve` with env, logging to dir/name.log.
+func start(bin, dir, name string, env []string) (*server, error) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = env
-	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	logFile, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
