@@ -60,6 +60,7 @@ func main() {
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
 	sustained := flag.Duration("sustained", 0, "instead of the scenarios, run a mixed workload this long and check that no acknowledged write was lost")
 	compare := flag.Bool("compare", false, "also drive a hand-written service (net/http, database/sql, COUNT(*), OFFSET, LIKE) over the same database, in alternation, for the scenarios it serves")
+	storage := flag.Bool("storage", false, "after seeding, print the space the table, each structure, the audit trail and the change feed take (personnel storage); -scenarios none then runs nothing else")
 	without := flag.String("without", "", "comma-separated performance mechanisms ("+strings.Join(mechanismNames(), ", ")+") to measure each against the same service without it, in alternation, on the scenarios it is for")
 	handwritten := flag.Bool("handwritten", false, "serve the hand-written service (-compare starts it; not for use by hand)")
 	flag.Parse()
@@ -79,13 +80,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest -without:", err)
 		os.Exit(2)
 	}
-	if err := run(*records, *conns, *duration, admin, *only, *compare, *without); err != nil {
+	if err := run(*records, *conns, *duration, admin, *only, *compare, *without, *storage); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
 
-func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare bool, without string) error {
+func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare bool, without string, storage bool) error {
 	dir, err := os.MkdirTemp("", "personnel-load")
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func run(records string, conns int, duration time.Duration, admin map[string]str
 			if err != nil {
 				return fmt.Errorf("-records: %q", s)
 			}
-			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only, compare, without); err != nil {
+			if err := runSize(bin, dir, backend, admin[backend], n, conns, duration, only, compare, without, storage); err != nil {
 				return fmt.Errorf("%s at %d: %w", backend, n, err)
 			}
 		}
@@ -126,7 +127,7 @@ type server struct {
 	token string
 }
 
-func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare bool, without string) error {
+func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare bool, without string, storage bool) error {
 	env := append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
 		"PERSONNEL_ADMIN_USER=load", "PERSONNEL_ADMIN_PASSWORD=load-password", "PERSONNEL_BCRYPT_COST=4",
 		"PERSONNEL_JWT_SECRET=load-test-secret-load-test-secret-xx",
@@ -160,6 +161,18 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	// Standard error, so that the table on standard output stays whole.
 	fmt.Fprintf(os.Stderr, "%s: %s", backend, out)
+	if storage {
+		st := exec.Command(bin, "storage")
+		st.Env = env
+		out, err := st.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("measuring the storage: %v\n%s", err, out)
+		}
+		fmt.Printf("\n%s at %d records:\n\n```\n%s```\n\n", backend, n, out)
+	}
+	if only == "none" {
+		return nil
+	}
 	if without != "" {
 		return measureMechanisms(bin, dir, backend, env, n, conns, duration, only, without)
 	}

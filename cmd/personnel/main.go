@@ -119,6 +119,8 @@ global:
 		err = seedCommand(args, stdout, stderr)
 	case "audit":
 		err = auditCommand(args, stdout, stderr)
+	case "storage":
+		err = storageCommand(args, stdout, stderr)
 	case "version":
 		if err = noArguments("version", args, stdout, stderr); err == nil {
 			fmt.Fprintln(stdout, version())
@@ -161,6 +163,8 @@ Commands:
   audit [--resource R] [--record ID] [--since T] [--limit N]
                                  print the audit trail, newest first
   audit prune                    delete the entries older than PERSONNEL_AUDIT_RETENTION
+  storage [-config file.yaml]    print the space each resource, each structure kept
+                                 beside it, the audit trail and the change feed take
   healthcheck [-config file.yaml]
                                  exit 0 when the server at PERSONNEL_ADDR is ready
                                  (for container health checks)

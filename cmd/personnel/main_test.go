@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,7 +288,7 @@ func TestCLI_HelpListsCommandsAndGlobalFlags(t *testing.T) {
 func TestCLI_EveryCommandAnswersHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve", "--help"}, {"migrate", "--help"}, {"recount", "--help"}, {"reindex", "--help"}, {"seed", "--help"}, {"healthcheck", "-h"},
-		{"version", "--help"}, {"user", "--help"}, {"user", "add", "--help"},
+		{"version", "--help"}, {"user", "--help"}, {"user", "add", "--help"}, {"storage", "--help"},
 	} {
 		out, errOut, code := runBinary(t, nil, args...)
 		if code != 0 || !strings.Contains(out+errOut, "sage") {
@@ -406,6 +408,31 @@ func TestSeed_ResourceByNameOrPathRefusesFullOnesUnlessAppend(t *testing.T) {
 		if strings.Contains(errOut, other.Path+" holds") {
 			t.Errorf("%s was written to by a refused seed: %s", other.Path, errOut)
 		}
+	}
+}
+
+// storage prints, for every resource, a row per part with its records
+// and bytes per record, and the audit trail and change feed per entry.
+func TestCLI_StoragePrintsEveryResourceAndStructure(t *testing.T) {
+	dsn := "PERSONNEL_DB_DSN=" + filepath.Join(t.TempDir(), "sized.db")
+	if out, errOut, code := runBinary(t, []string{dsn}, "seed", "--count", "300"); code != 0 {
+		t.Fatalf("seed: exit %d, %s%s", code, out, errOut)
+	}
+	out, errOut, code := runBinary(t, []string{dsn}, "storage")
+	if code != 0 {
+		t.Fatalf("storage: exit %d, %s%s", code, out, errOut)
+	}
+	for _, r := range server.CompiledResources() {
+		for _, part := range []string{"table", "counts", "all"} {
+			if !regexp.MustCompile(`(?m)^` + r.Table + ` +` + part + `\b.* 300 +[1-9][0-9]* +[0-9]+ *$`).MatchString(out) {
+				t.Errorf("no %s row of %s with 300 records and their bytes:\n%s", part, r.Table, out)
+			}
+		}
+	}
+	n := len(server.CompiledResources()) * 300
+	if !regexp.MustCompile(`audit trail +`+strconv.Itoa(n)+` entries +[1-9][0-9]* +[0-9]+ an entry`).MatchString(out) ||
+		!regexp.MustCompile(`change feed +`+strconv.Itoa(n)+` entries +[1-9][0-9]* +[0-9]+ an entry`).MatchString(out) {
+		t.Errorf("no audit trail or change feed row with %d entries:\n%s", n, out)
 	}
 }
 
