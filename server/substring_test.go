@@ -68,7 +68,7 @@ func TestSearch_ATableFromBeforeItsIndexesIsSearchedRightBeforeAndAfterReindex(t
 
 // replica starts another replica of this version on a's database, as a
 // rolling upgrade would.
-func (a *api) replica(t *testing.T) *api {
+func (a *api) replica(t testing.TB) *api {
 	t.Helper()
 	d := dbtest.MustOpen(t, a.cfg)
 	srv, err := server.New(a.cfg, d)

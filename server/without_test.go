@@ -73,7 +73,7 @@ func TestWithout_EveryMechanismOffAnswersTheSame(t *testing.T) {
 }
 
 // department is the departments' config entry.
-func department(t *testing.T) config.Resource {
+func department(t testing.TB) config.Resource {
 	for _, desc := range server.CompiledResources() {
 		if desc.Name == "department" {
 			return desc

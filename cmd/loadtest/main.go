@@ -212,6 +212,11 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 			compareWith(srv, hw, sc, backend, n, conns, duration)
 			continue
 		}
+		if sc.prepare != nil {
+			if err := sc.prepare(srv); err != nil {
+				return fmt.Errorf("%s: %w", sc.name, err)
+			}
+		}
 		res := srv.drive(sc, conns, duration).summary()
 		printRow(backend, n, sc.name, res, srv)
 	}
@@ -383,6 +388,9 @@ func (s *server) getJSON(path string, v any) error {
 type scenario struct {
 	name string
 	req  func(rng *rand.Rand, seq int64) (method, path string, body []byte)
+	// prepare, when set, runs once against the server before the
+	// scenario is driven.
+	prepare func(s *server) error
 }
 
 // Search terms people type. Selective ones name a unit and a place (about
@@ -398,7 +406,7 @@ var (
 func icontains(name string, terms []string) scenario {
 	return scenario{name, func(rng *rand.Rand, _ int64) (string, string, []byte) {
 		return http.MethodGet, "/personnel/api/departments/?dept_name_icontains=" + url.QueryEscape(terms[rng.IntN(len(terms))]), nil
-	}}
+	}, nil}
 }
 
 func scenarios(n, root, subtree int) []scenario {
@@ -410,9 +418,9 @@ func scenarios(n, root, subtree int) []scenario {
 	return []scenario{
 		{"read", func(rng *rand.Rand, _ int64) (string, string, []byte) {
 			return http.MethodGet, api + strconv.Itoa(1+rng.IntN(n)) + "/", nil
-		}},
-		{"list_page1", get(api)},
-		{"list_page_size_100", get(api + "?page_size=100")},
+		}, nil},
+		{"list_page1", get(api), nil},
+		{"list_page_size_100", get(api + "?page_size=100"), nil},
 		icontains("icontains_selective", selective),
 		icontains("icontains_broad", broad),
 		icontains("icontains_short", short),
@@ -424,17 +432,44 @@ func scenarios(n, root, subtree int) []scenario {
 				return http.MethodPatch, api + strconv.Itoa(1+rng.IntN(n)) + "/", fmt.Appendf(nil, `{"dept_name":"Renamed %d"}`, seq)
 			}
 			return http.MethodGet, api + "?dept_name_icontains=" + url.QueryEscape(broad[rng.IntN(len(broad))]), nil
-		}},
-		{"ordering_name_desc", get(api + "?ordering=-dept_name")},
-		{fmt.Sprintf("deep_page_%d", deep), get(api + "?page=" + strconv.Itoa(deep))},
-		{fmt.Sprintf("descendants_page1 (%d below)", subtree), get(api + strconv.Itoa(root) + "/descendants/")},
+		}, nil},
+		{"ordering_name_desc", get(api + "?ordering=-dept_name"), nil},
+		{fmt.Sprintf("deep_page_%d", deep), get(api + "?page=" + strconv.Itoa(deep)), nil},
+		{fmt.Sprintf("descendants_page1 (%d below)", subtree), get(api + strconv.Itoa(root) + "/descendants/"), nil},
 		{"create", func(_ *rand.Rand, seq int64) (string, string, []byte) {
 			return http.MethodPost, api, fmt.Appendf(nil, `{"dept_code":"LOAD-%d","dept_name":"Load test %d","parent_dept":%d}`, seq, seq, root)
-		}},
+		}, nil},
 		{"update", func(rng *rand.Rand, seq int64) (string, string, []byte) {
 			return http.MethodPatch, api + strconv.Itoa(1+rng.IntN(n)) + "/", fmt.Appendf(nil, `{"dept_name":"Renamed %d"}`, seq)
-		}},
+		}, nil},
+		feedPages(api),
 	}
+}
+
+// feedPages is the scenario of a consumer of the change feed catching up:
+// a page of 100 changes after a cursor anywhere in what the feed keeps
+// (one per record seeded), drawn from the cursors of a walk through the
+// whole feed made first.
+func feedPages(api string) scenario {
+	var cursors []string
+	return scenario{"changes_100", func(rng *rand.Rand, _ int64) (string, string, []byte) {
+		return http.MethodGet, api + "changes/?limit=100&cursor=" + url.QueryEscape(cursors[rng.IntN(len(cursors))]), nil
+	}, func(s *server) error {
+		cursors = []string{""}
+		for {
+			var page struct {
+				Cursor string
+				More   bool
+			}
+			if err := s.getJSON(api+"changes/?limit=1000&cursor="+url.QueryEscape(cursors[len(cursors)-1]), &page); err != nil {
+				return fmt.Errorf("walking the feed: %w", err)
+			}
+			if !page.More {
+				return nil
+			}
+			cursors = append(cursors, page.Cursor)
+		}
+	}}
 }
 
 type result struct {
