@@ -10,9 +10,9 @@ import (
 
 // bulkIndex is an index a bulk load into an empty table drops first and
 // makes again at its end, by sorting its rows once: inserted one by one at
-// random places they took most of a load's time, and on MariaDB with its
-// default 128 MiB buffer pool the load of a million records slowed to a
-// few hundred a second as those indexes outgrew the pool. It must be
+// random places they took most of a load's time, and on MariaDB a large
+// load slowed to a crawl once those indexes outgrew the buffer pool
+// (BENCHMARKS.md, "Seeding and storage"). It must be
 // exactly the index the migration steps made (a test compares a loaded
 // database's schema with a migrated one's).
 type bulkIndex struct {

@@ -109,9 +109,9 @@ const sqlitePragmas = "_foreign_keys=1&_busy_timeout=10000&_journal_mode=WAL&_sy
 
 // readerPragmas make reader connections read-only and give each a 1 MiB
 // page cache instead of SQLite's 2 MiB: the readers share the operating
-// system's file cache, and half the private cache kept the service's peak
-// memory at 100,000 records under load within 64 MiB with no loss of speed
-// (see BENCHMARKS.md).
+// system's file cache, so a smaller private cache each costs little speed
+// and keeps the service's peak memory within its target (BENCHMARKS.md
+// has the peak RSS under load).
 const readerPragmas = "&_query_only=1&_pragma=cache_size(-1024)"
 
 // openSQLite opens the database file at path with a pool of readers and
@@ -298,8 +298,7 @@ func (d *DB) MySQL() bool { return d.Dialect == dialect.MySQL }
 func (d *DB) MariaDB() bool { return d.Dialect == dialect.MySQL && d.Flavor == config.FlavorMariaDB }
 
 // SQLite reports whether the database is the embedded SQLite: one process
-// writes it, through one connection, and triggers keep its record counts
-// (ensureCountTriggers).
+// writes it, through one connection, so its counts need one slot each.
 func (d *DB) SQLite() bool { return d.Dialect == dialect.SQLite }
 
 // Postgres reports whether the database is PostgreSQL, which returns new

@@ -16,10 +16,11 @@ import (
 
 // maxBatch bounds how many writes one SQLite transaction commits together,
 // so that a write taken into a batch waits for at most maxBatch-1 others,
-// and is the length of the queue. With 32 clients in a closed loop, about
-// half of them are being answered while the other half's batch runs, so
-// batches hold about 16 (BENCHMARKS.md); at that size the fsync is already
-// a small share of each write.
+// and is the length of the queue. With clients in a closed loop, about
+// half of them are being answered while the other half's batch runs, so a
+// batch holds about half the clients (BENCHMARKS.md, "Group commit on
+// SQLite"); well below this bound the fsync is already a small share of
+// each write.
 const maxBatch = 64
 
 // Savepoint statements, one name for every write of a batch: each write's

@@ -13,7 +13,7 @@ import (
 // (23,000 to 29,000 index entries for a common word at 1,000,000 records),
 // on every request, while the page itself is found after a few hundred
 // rows. So a replica keeps the counts of searches it made, each with the
-// change number of the table (db/changes.go) read in the statement that
+// change number of the table (db/count.go) read in the statement that
 // counted, and answers a count again while the change number is the same:
 // no write, from any replica, has committed since, so the count is what
 // counting again would give. The statement that would count reads the

@@ -181,7 +181,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row
 
 // fromBlock reads a page of the whole table in id order (descending when
 // desc) from the block that holds its first record, as the kept block
-// counts say (db/idblocks.go), stepping over the records of that block
+// counts say (db/count.go), stepping over the records of that block
 // alone. The statement that reads it checks that the records before the
 // block are still as many as the counts said when they were read; when
 // they are not (a write came between the two statements), or the counts

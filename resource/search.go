@@ -45,12 +45,13 @@ type through struct {
 var noIndex = through{filter: -1}
 
 // What the planner weighs, each per record, relative to reading one row of
-// the table in id order and checking a LIKE on it. Measured at 1,000,000
-// records (BENCHMARKS.md): an id from an index range, read and sorted,
-// costs about as much as a row walked; reading a record by id 5 times as
-// much on PostgreSQL and 13 to 19 times on SQLite; counting the records of
-// an index range by reading each by id, against counting the table with a
-// LIKE, 13 times (SQLite) to 30 times (PostgreSQL).
+// the table in id order and checking a LIKE on it. The weights come from
+// single statements at 1,000,000 records on SQLite and PostgreSQL
+// (BENCHMARKS.md, "The planner's weights"): an id from an index range
+// costs about what a row walked does, a record read by id several times
+// more, and a count through the index that reads each record many times
+// more than a LIKE count over the table. They sit between what SQLite and
+// PostgreSQL measured, so one set serves every backend.
 const (
 	// costID is reading one id from the index's range and sorting it.
 	costID = 1
@@ -410,8 +411,9 @@ func (t tableSource) pageOfIDs(ctx context.Context, limit, offset int) ([]record
 	// By id + 0, which no index is in the order of: PostgreSQL, whose
 	// estimate of an index range knows nothing of the lcp bound, would
 	// otherwise walk the primary key (id, gram) in id order for the few
-	// ids of the range (for a search that finds nothing, 900 ms at
-	// 1,000,000 records, against 1 ms sorting what the range holds).
+	// ids of the range, which for a search that finds nothing is the
+	// whole index; sorting what the range holds costs what it finds
+	// (BENCHMARKS.md, "The planner's weights").
 	t.page.sub.From(q, "g").Raw(" ORDER BY ").Col("g", "id").Raw(" + 0" + dir)
 	limitOffset(q, limit, offset)
 	q.Raw(") AS ").Ident("p").Raw(" ON ").Col("r", "id").Raw(" = ").Col("p", "id").Raw(" ORDER BY ").Col("r", "id").Raw(dir)

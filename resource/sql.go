@@ -100,7 +100,7 @@ func (r *Resource) newStatements() statements {
 }
 
 // tree returns the hierarchy queries to answer with: from the closure
-// once it is trusted (db/derived.go), by walking the table until then.
+// once it is trusted (db/trust.go), by walking the table until then.
 func (r *Resource) tree(ctx context.Context) treeSQL {
 	if r.db.Trusted(ctx, r.desc.Table, db.ClosureStructure) {
 		return r.sql.closure

@@ -283,8 +283,9 @@ func TestHierarchy_AClosureFromBeforeIsUsedOnlyOnceReindexed(t *testing.T) {
 
 // A reindex while creates, moves and deletes go on below the same
 // records, the counts having drifted before it: every subtree count is
-// exact at the end. The rebuild of the counts takes no lock (db/subtree.go
-// says why it needs none), so this is the test of that argument.
+// exact at the end. The rebuild of the counts takes no lock (Rebuild in
+// db/closure.go says why it needs none), so this is the test of that
+// argument.
 func TestRace_SubtreeCountsRebuiltWhileWritesGoOnEndExact(t *testing.T) {
 	forEachTree(t, func(t *testing.T, a *api, r res) {
 		ctx := context.Background()

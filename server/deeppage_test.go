@@ -72,7 +72,7 @@ func window(ids []int, from, n int) []int {
 }
 
 // Deep pages in id order, either way, are found from the kept counts of
-// each block of 4,096 ids (db/idblocks.go): every page, those that cross
+// each block of 4,096 ids (db/count.go): every page, those that cross
 // from one block into the next included, holds the records at its offset
 // in the table, with records deleted here and there, and the page after
 // the last is a 404.

@@ -395,8 +395,7 @@ type scenario struct {
 
 // Search terms people type. Selective ones name a unit and a place (about
 // 1 in 1,500 names match); broad ones a single common word (about 1 in
-// 40); short ones are one or two characters, as in CJK, which the trigram
-// index cannot serve.
+// 40); short ones are one or two characters, as CJK names often are.
 var (
 	selective = []string{"ärzte köln", "finanzen berlin", "logística sevilla", "продажи москва", "営業部 東京", "wartung wien"}
 	broad     = []string{"sales", "ärzte", "отдел", "wartung", "zürich"}
