@@ -8,7 +8,8 @@
 // the statements offline, for SQLite, MySQL (MariaDB and TiDB included)
 // and PostgreSQL. The schema the last step left is kept beside the steps,
 // in migrations/<database>/schema.hcl, and rewritten with each new step;
-// atlas.sum, the checksum of every step, too. A step creating a structure
+// atlas.sum, the checksum of every step, too, and also when no step is
+// written, for steps written by hand. A step creating a structure
 // records its state (trusted when its resource table is new, so empty;
 // untrusted, to be rebuilt, when the table already holds records).
 //
@@ -66,6 +67,14 @@ func run(resourcesPath, dir string) error {
 		changed = changed || len(step.Statements) > 0
 	}
 	if !changed {
+		// A hand-written step (one that moves data) needs its checksum
+		// in atlas.sum too; with nothing else to write, the sums are
+		// written again, unchanged when no step was added.
+		for _, folder := range db.MigrationDialects {
+			if err := schemagen.WriteSum(filepath.Join(dir, folder)); err != nil {
+				return fmt.Errorf("%s: %w", folder, err)
+			}
+		}
 		return nil
 	}
 	name := stepName(plans)
