@@ -167,7 +167,7 @@ func chainBehindTheBack(t *testing.T, a *api, r res, n int) []int {
 }
 
 // firstTree is the first hierarchical resource compiled in.
-func firstTree(t *testing.T) config.Resource {
+func firstTree(t testing.TB) config.Resource {
 	t.Helper()
 	for _, r := range server.CompiledResources() {
 		if r.Hierarchical() {
