@@ -90,18 +90,9 @@ func (f *Field) Arg(v Value) any {
 }
 
 // JSON is v as a JSON value of the field, the way the API renders it:
-// nil, an int64, a bool or a string.
-func (f *Field) JSON(v Value) any {
-	switch {
-	case !v.Valid:
-		return nil
-	case f.Kind == KindInteger || f.Kind == KindParent:
-		return v.Int
-	case f.Kind == KindBoolean:
-		return v.Int == 1
-	}
-	return v.Str
-}
+// nil, an int64, a bool or a string. Every kind is stored as it is
+// rendered (a date as its YYYY-MM-DD text), so it is the column's value.
+func (f *Field) JSON(v Value) any { return f.Arg(v) }
 
 // FoldArg is the argument that stores the folded copy of v.
 func FoldArg(v Value) any {
