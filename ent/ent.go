@@ -12,6 +12,7 @@ import (
 	"personnel/ent/department"
 	"personnel/ent/derivedstate"
 	"personnel/ent/loginfailure"
+	"personnel/ent/position"
 	"personnel/ent/replica"
 	"personnel/ent/user"
 	"reflect"
@@ -86,6 +87,7 @@ func checkColumn(t, c string) error {
 			department.Table:   department.ValidColumn,
 			derivedstate.Table: derivedstate.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
+			position.Table:     position.ValidColumn,
 			replica.Table:      replica.ValidColumn,
 			user.Table:         user.ValidColumn,
 		})
