@@ -35,6 +35,9 @@ type Options struct {
 	Links         Links // how absolute URLs are made
 	TreeNodeLimit int   // most nodes in one tree answer
 	StrictQuery   bool  // a malformed page_size or ordering is a 400, not ignored
+	// Resources are every resource served, among which references find
+	// the resource they refer to.
+	Resources []config.Resource
 }
 
 // DefaultPageSize is the page size when the request gives none.
@@ -82,6 +85,12 @@ type Resource struct {
 	sortable  map[string]int // ordering names: field index, -1 for id
 	sortNames string         // the ordering names, for messages
 	sql       statements
+
+	// sortByTarget are the ordering names of references by their
+	// targets' names (department__dept_name): field index.
+	sortByTarget map[string]int
+	targets      []*target // by field: what a reference refers to (refs.go)
+
 	// counts holds the counts of searches this replica made, with the
 	// change number each is good for (countcache.go).
 	counts *countCache
@@ -111,13 +120,22 @@ func Register(reg *Registry, desc config.Resource) *Resource {
 func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
 	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}}
 	r.keys = newKeys(r.fields)
-	r.params = newParams(r.fields)
+	r.targets = newTargets(desc, r.fields, opts.Resources)
+	r.params = append(newParams(r.fields), r.refParams()...)
 	r.sortable = map[string]int{"id": -1}
 	names := []string{"id"}
 	for i, f := range r.fields.List {
 		if f.Sortable {
 			r.sortable[f.Key] = i
 			names = append(names, f.Key)
+		}
+	}
+	r.sortByTarget = r.targetOrderings()
+	for _, i := range r.fields.Refs() {
+		for name, j := range r.sortByTarget {
+			if i == j {
+				names = append(names, name)
+			}
 		}
 	}
 	r.sortNames = strings.Join(names, ", ")

@@ -77,6 +77,7 @@ type search struct {
 // filtered returns the source of q's records within sc (nil: the whole
 // table), going through a substring index where that is cheaper.
 func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, error) {
+	r.planRefs(ctx, q.Filters)
 	t := r.listSource(q, sc)
 	var found []search
 	for i, f := range q.Filters {
@@ -133,7 +134,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 		return nil, err
 	}
 	total := now.total
-	if numbered && known {
+	if numbered && known && !slices.ContainsFunc(q.Filters, crossTable) {
 		t.changes, t.numbered = now.changes, true
 	}
 	best := found[0]

@@ -119,6 +119,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		Links:         links,
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
+		Resources:     compiledResources,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)
@@ -202,7 +203,7 @@ func CheckResources() error {
 // d, without building the HTTP side (no secret needed): for `personnel
 // seed` and benchmarks.
 func Loaders(d *db.DB) map[string]resource.Loader {
-	reg := resource.NewRegistry(gin.New(), d, resource.Options{})
+	reg := resource.NewRegistry(gin.New(), d, resource.Options{Resources: compiledResources})
 	out := map[string]resource.Loader{}
 	for _, desc := range compiledResources {
 		out[desc.Name] = resource.Register(reg, desc)
