@@ -3,8 +3,10 @@ package db
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"personnel/config"
@@ -534,19 +536,46 @@ func (rf *refField) cascade(ctx context.Context, tx Tx, rows []record.Row) error
 	return nil
 }
 
-// in returns " IN (?, ...)" for n ids, or PostgreSQL's " = ANY(?)" (whose
-// one argument is the array inArgs makes).
+// in returns " IN (?, ...)" for n ids on MySQL; on PostgreSQL
+// " = ANY(?)", and on SQLite an IN of json_each(?), whose one argument
+// (an array, a JSON array) inArgs makes: one statement text whatever the
+// number of ids, prepared once, and no list of placeholders to parse.
 func (t *Table) in(n int) string {
-	if t.db.Postgres() {
+	return t.db.InIDs(n)
+}
+
+// inArgs returns the arguments of in's placeholders for ids.
+func (t *Table) inArgs(ids []int64) []any { return t.db.InArgs(ids) }
+
+// InIDs returns the membership test of n ids as d's database takes it
+// best, for a statement that Render then numbers: " IN (?, ...)" on
+// MySQL; " = ANY(?::bigint[])" on PostgreSQL and " IN (SELECT value FROM
+// json_each(?))" on SQLite, each of one argument (InArgs).
+func (d *DB) InIDs(n int) string {
+	switch {
+	case d.Postgres():
 		return " = ANY(?::bigint[])"
+	case d.SQLite():
+		return " IN (SELECT value FROM json_each(?))"
 	}
 	return " IN (" + Marks(n) + ")"
 }
 
-// inArgs returns the arguments of in's placeholders for ids.
-func (t *Table) inArgs(ids []int64) []any {
-	if t.db.Postgres() {
+// InArgs returns the arguments of InIDs's placeholders for ids.
+func (d *DB) InArgs(ids []int64) []any {
+	switch {
+	case d.Postgres():
 		return []any{ids}
+	case d.SQLite():
+		b := make([]byte, 0, 8*len(ids)+2)
+		b = append(b, '[')
+		for i, id := range ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, id, 10)
+		}
+		return []any{string(append(b, ']'))}
 	}
 	args := make([]any, len(ids))
 	for i, id := range ids {
@@ -555,13 +584,18 @@ func (t *Table) inArgs(ids []int64) []any {
 	return args
 }
 
-// chunks calls fn with ids a closureChunk at a time, or all at once on
-// PostgreSQL.
-func (t *Table) chunks(ids []int64, fn func(ids []int64) error) error {
-	n := closureChunk
-	if t.db.Postgres() {
-		n = max(len(ids), 1)
+// InChunk is how many ids one InIDs takes: a thousand on MySQL, any
+// number as one argument elsewhere.
+func (d *DB) InChunk() int {
+	if d.MySQL() {
+		return closureChunk
 	}
+	return math.MaxInt32
+}
+
+// chunks calls fn with ids InChunk at a time.
+func (t *Table) chunks(ids []int64, fn func(ids []int64) error) error {
+	n := t.db.InChunk()
 	for start := 0; start < len(ids); start += n {
 		if err := fn(ids[start:min(start+n, len(ids))]); err != nil {
 			return err

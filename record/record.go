@@ -213,12 +213,12 @@ func New(d config.Resource) Fields {
 			f.Kind = KindDate
 		case config.TypeRef:
 			f.Kind, f.Column, f.To, f.OnDelete = KindRef, config.RefColumn(e), e.To, e.OnDelete
-			f.Doc = "The id of a " + e.To + "."
+			f.Doc = "The id of a " + e.To + ". " + onDeleteDoc(e.OnDelete, e.To)
 		case config.TypeRefs:
 			// A list, never null: empty when it names none.
 			f.Kind, f.To, f.OnDelete, f.Nullable = KindRefs, e.To, e.OnDelete, false
 			f.Default = Value{Valid: true}
-			f.Doc = "The ids of " + e.To + " records, ascending."
+			f.Doc = "The ids of " + e.To + " records, ascending. " + onDeleteDoc(e.OnDelete, e.To)
 		}
 		if e.Folded() {
 			f.Fold = e.Name + FoldSuffix
@@ -232,6 +232,21 @@ func New(d config.Resource) Fields {
 		add(f)
 	}
 	return fs
+}
+
+// onDeleteDoc says what a rule does, for the OpenAPI document.
+func onDeleteDoc(rule, to string) string {
+	switch rule {
+	case config.OnDeleteProtect:
+		return "A " + to + " cannot be deleted while records refer to it."
+	case config.OnDeleteSetNull:
+		return "Deleting the " + to + " clears it."
+	case config.OnDeleteCascade:
+		return "Deleting the " + to + " deletes this record too."
+	case config.OnDeleteRemove:
+		return "Deleting a " + to + " takes it out of the list."
+	}
+	return ""
 }
 
 // configValue converts a default as written in the config, which the

@@ -19,8 +19,11 @@ type Filter struct {
 	Op    record.Op    //
 	Value record.Value // the operand; for record.OpIsNull, Int 1 means "is null"
 	// closure says the target's closure answers an OpUnder filter
-	// (planRefs); otherwise a walk of its table does.
-	closure bool
+	// (planRefs); otherwise a walk of its table does. dense says the
+	// records it selects are many, so that a page is found walking the
+	// list's order and checking each record against the closure
+	// (planCrossTable).
+	closure, dense bool
 }
 
 // OrderBy is one ordering term: a field, or the id when record.Field is -1.

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"personnel/apierror"
@@ -191,16 +191,22 @@ func (r *Resource) msgExpand(name string) string {
 	return fmt.Sprintf("%q is not a reference of this resource; expand one of %s.", name, strings.Join(names, ", "))
 }
 
-// expand reads the records fields refer to from rows: one statement a
-// field, whatever the number of rows (on MySQL and SQLite, one a thousand
-// distinct ids).
+// expand reads the records fields refer to from rows: one statement for
+// every field, whatever the number of rows (a UNION ALL of a part per
+// field, each a thousand ids at most on MySQL and SQLite; more than
+// maxExpandIDs ids take a statement more each).
 func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) (expansion, error) {
 	if len(fields) == 0 || len(rows) == 0 {
 		return nil, nil
 	}
 	ex := expansion{}
+	type part struct {
+		field int
+		ids   []int64
+	}
+	var parts []part
 	for _, i := range fields {
-		t := r.targets[i]
+		ex[i] = map[int64][]byte{}
 		var ids []int64
 		for _, row := range rows {
 			v := row.Values[i]
@@ -211,58 +217,71 @@ func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) 
 			}
 		}
 		ids = record.SortIDs(ids)
-		found := map[int64][]byte{}
-		ex[i] = found
-		code, name := t.code(), t.name()
-		keys := [2]string{`,"` + code.Key + `":`, `,"` + name.Key + `":`}
 		for start := 0; start < len(ids); start += inChunk(r.db) {
-			chunk := ids[start:min(start+inChunk(r.db), len(ids))]
-			q := r.newSQL().Raw("SELECT ").Ident("id").Raw(", ").Ident(code.Column).Raw(", ").Ident(name.Column).
+			parts = append(parts, part{i, ids[start:min(start+inChunk(r.db), len(ids))]})
+		}
+	}
+	for len(parts) > 0 {
+		q, n := r.newSQL(), 0
+		for len(parts) > 0 && (n == 0 || n+len(parts[0].ids) <= maxExpandIDs) {
+			p := parts[0]
+			parts, n = parts[1:], n+len(p.ids)
+			if q.Len() > 0 {
+				q.Raw(" UNION ALL ")
+			}
+			t := r.targets[p.field]
+			q.Raw("SELECT " + strconv.Itoa(p.field) + ", ").Ident("id").Raw(", ").Ident(t.code().Column).Raw(", ").Ident(t.name().Column).
 				Raw(" FROM ").Ident(t.res.Table).Raw(" WHERE ").Ident("id")
-			inList(r.db, q, chunk)
-			rs, err := r.db.Reader().Query(ctx, q.String(), q.Args...)
-			if err != nil {
-				return nil, err
-			}
-			for rs.Next() {
-				var id int64
-				var c, n string
-				if err := rs.Scan(&id, &c, &n); err != nil {
-					rs.Close()
-					return nil, err
-				}
-				b := strconv.AppendInt([]byte(`{"id":`), id, 10)
-				b = apierror.AppendString(append(b, keys[0]...), c)
-				b = apierror.AppendString(append(b, keys[1]...), n)
-				found[id] = append(b, '}')
-			}
-			if err := rs.Close(); err != nil {
-				return nil, err
-			}
-			if err := rs.Err(); err != nil {
-				return nil, err
-			}
+			inList(r.db, q, p.ids)
+		}
+		if err := r.readExpanded(ctx, q, ex); err != nil {
+			return nil, err
 		}
 	}
 	return ex, nil
 }
 
-// inChunk is how many ids one IN list holds: PostgreSQL takes any number
-// as one array.
-func inChunk(d *db.DB) int {
-	if d.Postgres() {
-		return math.MaxInt32
+// maxExpandIDs bounds the ids of one statement of expand, within
+// SQLite's 32,766 parameters.
+const maxExpandIDs = 30000
+
+// readExpanded runs q, whose rows are (field, id, code, name), and
+// renders each record into ex.
+func (r *Resource) readExpanded(ctx context.Context, q *db.SQL, ex expansion) error {
+	rs, err := r.db.Reader().Query(ctx, q.String(), q.Args...)
+	if err != nil {
+		return err
 	}
-	return 1000
+	defer rs.Close()
+	for rs.Next() {
+		var field int
+		var id int64
+		var c, n string
+		if err := rs.Scan(&field, &id, &c, &n); err != nil {
+			return err
+		}
+		t := r.targets[field]
+		b := strconv.AppendInt([]byte(`{"id":`), id, 10)
+		b = apierror.AppendString(append(b, `,"`+t.code().Key+`":`...), c)
+		b = apierror.AppendString(append(b, `,"`+t.name().Key+`":`...), n)
+		ex[field][id] = append(b, '}')
+	}
+	return rs.Err()
 }
 
-// inList writes " IN (?, ...)" of ids, or PostgreSQL's " = ANY(?)".
+// inChunk is how many ids one inList holds.
+func inChunk(d *db.DB) int { return d.InChunk() }
+
+// inList writes the membership test of ids (db.InIDs).
 func inList(d *db.DB, s *db.SQL, ids []int64) {
-	if d.Postgres() {
-		s.Raw(" = ANY(").Arg(ids).Raw("::bigint[])")
-		return
+	args := d.InArgs(ids)
+	text := d.InIDs(len(ids))
+	for i, part := range strings.Split(text, "?") {
+		if i > 0 {
+			s.Arg(args[i-1])
+		}
+		s.Raw(part)
 	}
-	s.Raw(" IN (").List(len(ids), func(i int) { s.Arg(ids[i]) }).Raw(")")
 }
 
 // Filters.
@@ -352,6 +371,10 @@ func (r *Resource) planRefs(ctx context.Context, filters []Filter) {
 // of the resource uses.
 func (r *Resource) refWhere(s *db.SQL, a string, f *record.Field, flt Filter) {
 	t := r.targets[flt.Field]
+	if flt.dense {
+		r.walkedUnder(s, a, f, t, flt)
+		return
+	}
 	if f.Kind == record.KindRefs {
 		if flt.Op == record.OpIsNull {
 			if flt.Value.Int == 1 {
@@ -375,6 +398,23 @@ func (r *Resource) refWhere(s *db.SQL, a string, f *record.Field, flt Filter) {
 		return
 	}
 	r.idCondition(s, t, a, f.Column, flt)
+}
+
+// walkedUnder writes an under filter checked record by record, as a walk
+// of the list's order checks it (planCrossTable): a look-up in the
+// target's closure by its primary key, as a scalar subquery (MariaDB
+// would make an EXISTS a semi-join, read every match and sort them).
+func (r *Resource) walkedUnder(s *db.SQL, a string, f *record.Field, t *target, flt Filter) {
+	closure := db.ClosureTable(t.res.Table)
+	s.Raw("(SELECT 1 FROM ")
+	if f.Kind == record.KindRefs {
+		s.Ident(t.pairs).Raw(" AS ").Ident("rfp").Raw(" JOIN ").Ident(closure).Raw(" AS ").Ident("rfc").
+			Raw(" ON ").Col("rfc", "descendant").Raw(" = ").Col("rfp", t.column).
+			Raw(" WHERE ").Col("rfp", t.owner).Raw(" = ").Col(a, "id")
+	} else {
+		s.Ident(closure).Raw(" AS ").Ident("rfc").Raw(" WHERE ").Col("rfc", "descendant").Raw(" = ").Col(a, f.Column)
+	}
+	s.Raw(" AND ").Col("rfc", "ancestor").Raw(" = ").Arg(flt.Value.Int).Raw(" LIMIT 1) = 1")
 }
 
 // idCondition writes the condition flt puts on the referenced id in
@@ -622,4 +662,169 @@ func treeRows(nodes []*Node, out []record.Row) []record.Row {
 		out = treeRows(n.Children, append(out, n.Row))
 	}
 	return out
+}
+
+// Lists filtered through other tables.
+//
+// A filter through another table (under, and the Django spellings through
+// the target's code and name) is answered as an IN: the ids of the
+// subtree (or of the records with that code), then the records that
+// refer to them, then their order, which costs what the filter matches:
+// 50,000 records under a department are read and sorted for a page of
+// ten. When the filter matches many, walking the list's own order and
+// checking each record against the target's closure finds the page after
+// a few rows. Which is cheaper depends on the count, which page 1 needs
+// anyway: so a list with such a filter is counted first, and an under
+// filter that matches more than the page needs (its expected walk,
+// (offset + page size) x table / matches, below the matches an IN reads)
+// is walked, a few times the rows it should need and at most as many as
+// the IN would read, falling back to the IN if the walk does not fill the
+// page (matches bunched at the end).
+//
+// Such a count reads other tables, which change without a write of this
+// one: it is kept (as a search's is, countcache.go) with the change
+// numbers of this table and of every table its filters read, and counted
+// again only when one of them moved.
+
+// crossCountCache holds the counts of lists filtered through other
+// tables, each with the change numbers it was counted at.
+type crossCountCache struct {
+	mu sync.Mutex
+	m  map[string]crossCount
+}
+
+type crossCount struct {
+	changes []int64
+	n       int
+}
+
+func (c *crossCountCache) get(key string) (crossCount, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.m[key]
+	return k, ok
+}
+
+func (c *crossCountCache) put(key string, changes []int64, n int) {
+	if len(key) > countKeyMax {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]crossCount{}
+	}
+	if _, ok := c.m[key]; !ok && len(c.m) >= countCacheSize {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = crossCount{changes: changes, n: n}
+}
+
+// planCrossTable plans t, a list without searches, whose filters read
+// other tables (see above); others it returns as they are.
+func (r *Resource) planCrossTable(ctx context.Context, t tableSource) (source, error) {
+	if t.scope != nil || !slices.ContainsFunc(t.q.Filters, crossTable) {
+		return t, nil
+	}
+	n, total, err := r.crossCount(ctx, t.q.Filters)
+	if err != nil {
+		return nil, err
+	}
+	t.known = n
+	offset := (t.q.Page - 1) * t.q.PageSize
+	if t.q.Last {
+		offset = (max(1, (n+t.q.PageSize-1)/t.q.PageSize) - 1) * t.q.PageSize
+	}
+	walk := float64(offset+t.q.PageSize) * float64(total) / float64(max(n, 1))
+	if n == 0 || walk >= float64(n) {
+		return t, nil
+	}
+	dense := false
+	for k := range t.q.Filters {
+		if f := &t.q.Filters[k]; f.Op == record.OpUnder && f.closure {
+			f.dense, dense = true, true
+		}
+	}
+	if dense {
+		// A few times the rows it should need (MySQL reads every row of
+		// the walk before it checks any), and never more than the IN.
+		t.walk = int(min(float64(n), walkSpan*walk+float64(t.q.PageSize)))
+	}
+	return t, nil
+}
+
+// sparse returns filters with no filter walked (dense), for the page
+// looked for again by IN after a walk that did not fill it.
+func sparse(filters []Filter) []Filter {
+	if !slices.ContainsFunc(filters, func(f Filter) bool { return f.dense }) {
+		return filters
+	}
+	out := slices.Clone(filters)
+	for k := range out {
+		out[k].dense = false
+	}
+	return out
+}
+
+// crossCount counts the records filters select, with the size of the
+// table (its kept count, an estimate when not trusted); from the count
+// kept for them while no table they read has changed.
+func (r *Resource) crossCount(ctx context.Context, filters []Filter) (n, total int, err error) {
+	tables := []*db.Table{r.table}
+	for _, f := range filters {
+		if crossTable(f) {
+			t := r.db.Table(r.targets[f.Field].res)
+			if !slices.Contains(tables, t) {
+				tables = append(tables, t)
+			}
+		}
+	}
+	numbered := true
+	for _, t := range tables {
+		numbered = numbered && r.db.Trusted(ctx, t.Name, db.CountStructure)
+	}
+	key := filtersKey(filters)
+	kept, has := r.crossCounts.get(key)
+	guard := numbered && has
+	q := r.newSQL().Raw("SELECT ")
+	if guard {
+		q.Raw("CASE WHEN ")
+		for k, t := range tables {
+			if k > 0 {
+				q.Raw(" AND ")
+			}
+			t.ChangeNumber(q).Raw(" = ").Arg(kept.changes[k])
+		}
+		q.Raw(" THEN -1 ELSE ")
+	}
+	q.Raw("(SELECT COUNT(*) FROM ").Ident(r.desc.Table).Raw(" AS ").Ident("r")
+	r.where(q, "r", filters, noIndex)
+	q.Raw(")")
+	if guard {
+		q.Raw(" END")
+	}
+	q.Raw(", ")
+	r.table.KeptCount(q)
+	dest := []any{&n, &total}
+	changes := make([]int64, len(tables))
+	if numbered {
+		for k, t := range tables {
+			q.Raw(", ")
+			t.ChangeNumber(q)
+			dest = append(dest, &changes[k])
+		}
+	}
+	if err := db.QueryRow(ctx, r.db.Reader(), q.String(), q.Args, dest...); err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case guard && n < 0:
+		n = kept.n // not counted: no table had changed
+	case numbered:
+		r.crossCounts.put(key, changes, n)
+	}
+	return n, orLarge(total), nil
 }

@@ -90,6 +90,9 @@ type Resource struct {
 	// targets' names (department__dept_name): field index.
 	sortByTarget map[string]int
 	targets      []*target // by field: what a reference refers to (refs.go)
+	// crossCounts are the counts of lists with filters through other
+	// tables, each with the change numbers it was counted at (refs.go).
+	crossCounts *crossCountCache
 
 	// counts holds the counts of searches this replica made, with the
 	// change number each is good for (countcache.go).
@@ -118,7 +121,7 @@ func Register(reg *Registry, desc config.Resource) *Resource {
 // newResource works out everything about desc that requests need; with no
 // database, what parsing, validation and rendering need.
 func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
-	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}}
+	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}, crossCounts: &crossCountCache{}}
 	r.keys = newKeys(r.fields)
 	r.targets = newTargets(desc, r.fields, opts.Resources)
 	r.params = append(newParams(r.fields), r.refParams()...)

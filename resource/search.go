@@ -86,7 +86,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 		}
 	}
 	if len(found) == 0 {
-		return t, nil
+		return r.planCrossTable(ctx, t) // refs.go
 	}
 	// The one search of a list with no other filter: its count is the
 	// index's (exact, and never dearer than a LIKE over the table), read
@@ -305,10 +305,16 @@ func (t tableSource) walked(ctx context.Context, limit, offset int) ([]record.Ro
 		}
 	}
 	for _, f := range t.q.Filters {
-		if f.Op == record.OpIContains {
+		switch {
+		case f.Op == record.OpIContains:
 			searches = append(searches, f)
 			need(r.fields.List[f.Field].Fold)
-		} else {
+		case f.dense: // checked as walked, as a search is (refs.go)
+			searches = append(searches, f)
+			if fd := &r.fields.List[f.Field]; fd.Stored() {
+				need(fd.Column)
+			}
+		default:
 			others = append(others, f)
 		}
 	}
@@ -350,7 +356,7 @@ func (t tableSource) walkedToBound(ctx context.Context, limit, offset int, desc 
 	r := t.r
 	var others []Filter
 	for _, f := range t.q.Filters {
-		if f.Op != record.OpIContains {
+		if f.Op != record.OpIContains && !f.dense {
 			others = append(others, f)
 		}
 	}
