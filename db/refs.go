@@ -362,17 +362,14 @@ func (t *Table) LoadRefs(ctx context.Context, tx Tx, rows []record.Row) error {
 	return nil
 }
 
-// referrer is a field of a table that refers to another.
-type referrer struct{ *refField }
-
 // referrers returns the ref and refs fields of every registered table
 // that refer to t's resource.
-func (t *Table) referrers() []referrer {
-	var out []referrer
+func (t *Table) referrers() []*refField {
+	var out []*refField
 	for _, o := range t.db.Tables() {
 		for _, rf := range o.refs {
 			if rf.f.To == t.Res.Name {
-				out = append(out, referrer{rf})
+				out = append(out, rf)
 			}
 		}
 	}

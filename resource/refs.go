@@ -23,7 +23,7 @@ import (
 // References (config's ref and refs fields) as the API shows them:
 // written and read as ids, as Django REST Framework's related fields are;
 // replaced by the referenced records' {id, code, name} with ?expand=,
-// one statement a field for the page; filtered by id, by a list of ids,
+// one statement for the page; filtered by id, by a list of ids,
 // by null, by a hierarchy (_under: from the target's closure once it is
 // trusted, by a walk of its table until then), and in Django's spelling
 // through the target's code and name; a list ordered by a ref's id or by
@@ -347,7 +347,8 @@ func encodeRefFilter(f Filter) (string, bool) {
 
 // crossTable reports whether a filter reads another table than the
 // resource's own (its records can change without a write of this one),
-// so that no count of it may be kept.
+// so that a count of it is kept only with that table's change number
+// too (planCrossTable).
 func crossTable(f Filter) bool {
 	switch f.Op {
 	case record.OpUnder, record.OpCodeExact, record.OpCodeIContains, record.OpNameExact, record.OpNameIContains:
