@@ -85,6 +85,29 @@ const (
 	TypeBoolean = "boolean"
 	TypeDate    = "date"
 	TypeChoice  = "choice"
+	// TypeRef is one record of another resource (or of the same one):
+	// its id, stored in the column <name>_id.
+	TypeRef = "ref"
+	// TypeRefs is several records of another resource: their ids, stored
+	// in a table of pairs beside the resource's own (RefsTable).
+	TypeRefs = "refs"
+)
+
+// What deleting a referenced record does to the records that refer to it
+// (on_delete of a ref or refs field).
+const (
+	// OnDeleteProtect refuses the delete while any record refers to it
+	// (the default of a ref).
+	OnDeleteProtect = "protect"
+	// OnDeleteSetNull clears the references (an optional ref only).
+	OnDeleteSetNull = "set_null"
+	// OnDeleteCascade deletes the referring records, whose own rules
+	// apply in turn (a ref only).
+	OnDeleteCascade = "cascade"
+	// OnDeleteRemove takes the deleted id out of each list (the default
+	// of refs, as Django's many-to-many fields do; not written in the
+	// config).
+	OnDeleteRemove = "remove"
 )
 
 // Filters an extra field may offer.
@@ -94,6 +117,11 @@ const (
 	FilterGTE       = "gte"
 	FilterLTE       = "lte"
 	FilterIsNull    = "isnull"
+	// FilterIn selects records whose reference is one of several ids.
+	FilterIn = "in"
+	// FilterUnder selects records whose reference is a record of a
+	// hierarchical resource or any record below it.
+	FilterUnder = "under"
 )
 
 // Bounds of extra fields. String columns longer than MaxSortableLength
@@ -121,7 +149,13 @@ type ExtraField struct {
 	Filters   []string `yaml:"filters,omitempty"`    // list filters, from the Filter* names
 	Ordering  bool     `yaml:"ordering,omitempty"`   // the list may be ordered by it
 	Search    string   `yaml:"search,omitempty"`     // with an icontains filter: SearchScan (default) or SearchIndex
+	To        string   `yaml:"to,omitempty"`         // ref and refs: the name of the resource referred to
+	OnDelete  string   `yaml:"on_delete,omitempty"`  // ref and refs: an OnDelete* rule; filled in by the check
 }
+
+// IsRef reports whether the field refers to records of another resource
+// (a ref or refs field).
+func (e ExtraField) IsRef() bool { return e.Type == TypeRef || e.Type == TypeRefs }
 
 // Int64 returns a pointer to n, for the Min and Max of generated literals.
 func Int64(n int64) *int64 { return &n }
@@ -141,7 +175,10 @@ func (e ExtraField) Folded() bool {
 // Indexed reports whether the field's column gets an index: it is
 // filtered by value or sorted.
 func (e ExtraField) Indexed() bool {
-	return e.Type != TypeBoolean && (e.HasFilter(FilterExact) || e.HasFilter(FilterGTE) || e.HasFilter(FilterLTE) || e.Ordering)
+	if e.Type == TypeRef {
+		return true // the foreign key's look-ups, and every filter on it
+	}
+	return e.Type != TypeBoolean && e.Type != TypeRefs && (e.HasFilter(FilterExact) || e.HasFilter(FilterGTE) || e.HasFilter(FilterLTE) || e.Ordering)
 }
 
 // ResourceLimits are the longest code and name, in characters.
@@ -178,14 +215,14 @@ var (
 	reservedNames  = map[string]bool{"user": true, "login_failure": true, "hierarchy": true, "client": true, "tx": true}
 	reservedPaths  = map[string]bool{"openapi": true, "openapi.json": true, "docs": true, "whoami": true}
 	reservedTables = map[string]bool{"personnel_user": true, "personnel_login_failure": true}
-	reservedParams = map[string]bool{"page": true, "page_size": true, "ordering": true, "root": true, "depth": true, "id": true,
+	reservedParams = map[string]bool{"page": true, "page_size": true, "ordering": true, "root": true, "depth": true, "id": true, "expand": true,
 		"children_count": true, // a list parameter, and the key it adds to each record
 		// Keys of the error body, which a field's messages must not overwrite.
 		"code": true, "msg": true, "errors": true, "detail": true, "non_field_errors": true}
 )
 
 // ParseResources parses and checks a resources list. source names the file
-// in errors, and every error names the entry at fault.
+// in errors, and every error names the line and the entry at fault.
 func ParseResources(data []byte, source string) ([]Resource, error) {
 	var doc struct {
 		Resources []Resource `yaml:"resources"`
@@ -198,23 +235,34 @@ func ParseResources(data []byte, source string) ([]Resource, error) {
 	if len(doc.Resources) == 0 {
 		return nil, fmt.Errorf("%s: no resources listed under \"resources:\"", source)
 	}
+	lines := entryLines(data)
 	var errs []error
+	// at names entry i (and extra field j of it, when j >= 0) in a message.
+	at := func(i, j int) string {
+		line := lines.of(i, j)
+		where := source
+		if line > 0 {
+			where = fmt.Sprintf("%s:%d", source, line)
+		}
+		entry := fmt.Sprintf("%s: resource %d", where, i+1)
+		if r := doc.Resources[i]; r.Name != "" {
+			entry += fmt.Sprintf(" (%q)", r.Name)
+		}
+		return entry
+	}
 	seen := map[string]map[string]int{"name": {}, "path": {}, "table": {}}
 	for i := range doc.Resources {
 		r := &doc.Resources[i]
-		entry := fmt.Sprintf("%s: resource %d", source, i+1)
-		if r.Name != "" {
-			entry += fmt.Sprintf(" (%q)", r.Name)
-		}
-		for _, msg := range r.check() {
-			errs = append(errs, fmt.Errorf("%s: %s", entry, msg))
+		bad, extra := r.check()
+		for k, msg := range bad {
+			errs = append(errs, fmt.Errorf("%s: %s", at(i, extra[k]), msg))
 		}
 		for kind, v := range map[string]string{"name": r.Name, "path": r.Path, "table": r.Table} {
 			if v == "" {
 				continue
 			}
 			if j, dup := seen[kind][v]; dup {
-				errs = append(errs, fmt.Errorf("%s: %s %q is already used by resource %d", entry, kind, v, j+1))
+				errs = append(errs, fmt.Errorf("%s: %s %q is already used by resource %d", at(i, -1), kind, v, j+1))
 			}
 			seen[kind][v] = i
 		}
@@ -222,12 +270,78 @@ func ParseResources(data []byte, source string) ([]Resource, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	for _, p := range checkReferences(doc.Resources) {
+		errs = append(errs, fmt.Errorf("%s: %s", at(p.resource, p.extra), p.msg))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return doc.Resources, nil
 }
 
-// check fills in defaults and returns what is wrong with r alone.
-func (r *Resource) check() []string {
-	var bad []string
+// yamlLines are the lines where each entry of the resources list, and each
+// of its extra fields, begins.
+type yamlLines struct {
+	entries []int
+	extras  [][]int
+}
+
+func (l yamlLines) of(i, j int) int {
+	switch {
+	case i >= len(l.entries):
+		return 0
+	case j < 0 || j >= len(l.extras[i]):
+		return l.entries[i]
+	}
+	return l.extras[i][j]
+}
+
+// entryLines finds the lines of the entries in data, which has been
+// decoded already.
+func entryLines(data []byte) yamlLines {
+	var root yaml.Node
+	var l yamlLines
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return l
+	}
+	list := mappingValue(root.Content[0], "resources")
+	if list == nil {
+		return l
+	}
+	for _, entry := range list.Content {
+		l.entries = append(l.entries, entry.Line)
+		var extras []int
+		if ex := mappingValue(entry, "extra"); ex != nil {
+			for _, e := range ex.Content {
+				extras = append(extras, e.Line)
+			}
+		}
+		l.extras = append(l.extras, extras)
+	}
+	return l
+}
+
+// mappingValue returns the value of key in the mapping node m, or nil.
+func mappingValue(m *yaml.Node, key string) *yaml.Node {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// check fills in defaults and returns what is wrong with r alone, and for
+// each message the index of the extra field it is about (-1: the entry).
+func (r *Resource) check() (bad []string, extra []int) {
+	about := func(j int) {
+		for len(extra) < len(bad) {
+			extra = append(extra, j)
+		}
+	}
 	need := func(key, v string, re *regexp.Regexp, what string) bool {
 		switch {
 		case v == "":
@@ -271,8 +385,10 @@ func (r *Resource) check() []string {
 		if e.Name != "" {
 			key = fmt.Sprintf("extra %q", e.Name)
 		}
+		about(-1)
 		namesOK = ident(key+": name", e.Name) && namesOK
 		bad = append(bad, e.check(key)...)
+		about(i)
 	}
 	if namesOK {
 		bad = append(bad, r.collisions()...)
@@ -301,7 +417,8 @@ func (r *Resource) check() []string {
 	if r.Limits.Name < 1 || r.Limits.Name > MaxNameLimit {
 		bad = append(bad, fmt.Sprintf("limits.name: %d is outside 1..%d", r.Limits.Name, MaxNameLimit))
 	}
-	return bad
+	about(-1)
+	return bad, extra
 }
 
 // collisions reports two fields that would give the same column or query
@@ -338,6 +455,9 @@ func (r *Resource) collisions() []string {
 		if e.Folded() {
 			add(e.Name+"_fold", from)
 		}
+		if e.Type == TypeRef {
+			add(e.Name+"_id", from)
+		}
 		lookups(e.Name, from, e.Filters...)
 	}
 	return bad
@@ -350,6 +470,8 @@ var filtersOf = map[string][]string{
 	TypeDate:    {FilterExact, FilterGTE, FilterLTE, FilterIsNull},
 	TypeBoolean: {FilterExact, FilterIsNull},
 	TypeChoice:  {FilterExact, FilterIsNull},
+	TypeRef:     {FilterExact, FilterIn, FilterIsNull, FilterUnder},
+	TypeRefs:    {FilterExact, FilterIn, FilterIsNull, FilterUnder},
 }
 
 // check fills in the default length of a string and returns what is wrong
@@ -359,9 +481,10 @@ func (e *ExtraField) check(key string) []string {
 	say := func(format string, args ...any) { bad = append(bad, key+": "+fmt.Sprintf(format, args...)) }
 	allowed, ok := filtersOf[e.Type]
 	if !ok {
-		say("type %q is not one of string, integer, boolean, date, choice", e.Type)
+		say("type %q is not one of string, integer, boolean, date, choice, ref, refs", e.Type)
 		return bad
 	}
+	bad = append(bad, e.checkRef(key)...)
 	if e.Type == TypeString && e.MaxLength == 0 {
 		e.MaxLength = DefaultStringLength
 		if e.Ordering {
@@ -406,7 +529,9 @@ func (e *ExtraField) check(key string) []string {
 		switch {
 		case !slices.Contains(allowed, f):
 			say("filters: %q is not a filter of a %s (use %s)", f, e.Type, strings.Join(allowed, ", "))
-		case f == FilterIsNull && e.Required:
+		case f == FilterIsNull && e.Required && e.Type != TypeRef:
+			// A required ref is null in records loaded in bulk or stored
+			// before it was added, which clients look for.
 			say("filters: isnull applies to optional fields only")
 		case seen[f]:
 			say("filters: %q is listed twice", f)
@@ -463,6 +588,8 @@ func (e ExtraField) CheckValue(v string) string {
 		if !slices.Contains(e.Choices, v) {
 			return "not one of the choices"
 		}
+	case TypeRef, TypeRefs:
+		return "a reference has no default"
 	}
 	return ""
 }

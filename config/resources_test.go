@@ -84,3 +84,130 @@ func TestParseResources_BadEntriesNameTheEntry(t *testing.T) {
 		})
 	}
 }
+
+// refsList is a valid list with references: employees refer to a
+// department, a manager (another employee) and areas.
+const refsList = `resources:
+  - name: department
+    path: departments
+    table: personnel_department
+    fields: {code: dept_code, name: dept_name, parent: parent_dept}
+  - name: area
+    path: areas
+    table: personnel_area
+    fields: {code: area_code, name: area_name}
+  - name: employee
+    path: employees
+    table: personnel_employee
+    fields: {code: emp_code, name: first_name}
+    extra:
+      - name: department
+        type: ref
+        to: department
+        required: true
+        filters: [exact, in, isnull, under]
+      - name: manager
+        type: ref
+        to: employee
+        on_delete: set_null
+      - name: area
+        type: refs
+        to: area
+        filters: [exact, in]
+`
+
+func TestParseResources_ReferencesGetTheirDefaultRules(t *testing.T) {
+	rs, err := config.ParseResources([]byte(refsList), "resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := rs[2].Extra
+	if e[0].OnDelete != config.OnDeleteProtect || e[1].OnDelete != config.OnDeleteSetNull || e[2].OnDelete != config.OnDeleteRemove {
+		t.Fatalf("rules %q, %q, %q", e[0].OnDelete, e[1].OnDelete, e[2].OnDelete)
+	}
+	if !e[0].Indexed() || e[2].Indexed() || rs[2].RefsTable(e[2]) != "personnel_employee_area" {
+		t.Fatalf("parsed %+v", e)
+	}
+}
+
+// Each bad reference is refused with the line of its field, the entry and
+// what is wrong.
+func TestParseResources_BadReferencesNameTheLine(t *testing.T) {
+	replace := func(old, new string) string {
+		if !strings.Contains(refsList, old) {
+			t.Fatalf("%q is not in the list", old)
+		}
+		return strings.Replace(refsList, old, new, 1)
+	}
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"a target that is not declared", replace("to: department", "to: dept"),
+			`resources.yaml:15: resource 3 ("employee"): extra "department": to: no resource is named "dept" (the list has department, area, employee)`},
+		{"set_null on a required field", replace("        required: true\n", "        required: true\n        on_delete: set_null\n"),
+			`resources.yaml:15: resource 3 ("employee"): extra "department": on_delete: set_null would clear a required field`},
+		{"a cascade to itself", replace("on_delete: set_null", "on_delete: cascade"),
+			`resources.yaml:20: resource 3 ("employee"): extra "manager": on_delete: cascade closes a cycle of cascades (deleting employee deletes employee)`},
+		{"a cycle of cascades", replace("    fields: {code: area_code, name: area_name}\n",
+			"    fields: {code: area_code, name: area_name}\n    extra:\n      - {name: owner, type: ref, to: employee, on_delete: cascade}\n") +
+			"      - {name: base, type: ref, to: area, on_delete: cascade}\n",
+			`resource 3 ("employee"): extra "base": on_delete: cascade closes a cycle of cascades (deleting area deletes employee deletes area)`},
+		{"under a flat resource", replace("to: area\n        filters: [exact, in]", "to: area\n        filters: [exact, under]"),
+			`extra "area": filters: under needs a hierarchy, and "area" has no parent field`},
+		{"a cascade of a list", replace("to: area\n", "to: area\n        on_delete: cascade\n"),
+			`extra "area": on_delete: "cascade" does not apply to refs`},
+		{"an unknown rule", replace("on_delete: set_null", "on_delete: restrict"),
+			`extra "manager": on_delete: "restrict" is not protect, set_null or cascade`},
+		{"a ref without a target", replace("        to: department\n", ""),
+			`extra "department": to: missing`},
+		{"a target on another type", replace("      - name: manager\n", "      - name: nickname\n        type: string\n        to: employee\n      - name: manager\n"),
+			`extra "nickname": to and on_delete apply to ref and refs fields only`},
+		{"a default of a reference", replace("on_delete: set_null", "on_delete: set_null\n        default: \"3\""),
+			`extra "manager": default "3": a reference has no default`},
+		{"ordering by a list", replace("filters: [exact, in]\n", "filters: [exact, in]\n        ordering: true\n"),
+			`extra "area": ordering: a list cannot order by a refs field`},
+		{"a list named like its resource", replace("      - name: area\n        type: refs", "      - name: employee\n        type: refs"),
+			`extra "employee": name: a refs field may not be named like its resource`},
+		{"a list whose table is taken", replace("table: personnel_area\n", "table: personnel_employee_area\n"),
+			`extra "area": its table personnel_employee_area is already the table of resource "area"`},
+		{"a filter a reference lacks", replace("filters: [exact, in, isnull, under]", "filters: [exact, gte]"),
+			`filters: "gte" is not a filter of a ref`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.ParseResources([]byte(tc.yaml), "resources.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Errors about an entry itself name the line it begins on.
+func TestParseResources_ErrorsNameTheLineOfTheEntry(t *testing.T) {
+	_, err := config.ParseResources([]byte(strings.Replace(refsList, "path: areas", "path: departments", 1)), "resources.yaml")
+	if err == nil || !strings.Contains(err.Error(), `resources.yaml:6: resource 2 ("area"): path "departments" is already used by resource 1`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// The shipped list holds BioTime's three resources, with the field names
+// its clients send.
+func TestResources_TheShippedListServesBioTimesThreeResources(t *testing.T) {
+	rs, err := config.Resources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]config.ResourceFields{
+		"departments": {Code: "dept_code", Name: "dept_name", Parent: "parent_dept"},
+		"areas":       {Code: "area_code", Name: "area_name", Parent: "parent_area"},
+		"positions":   {Code: "position_code", Name: "position_name", Parent: "parent_position"},
+	}
+	for _, r := range rs {
+		if f, ok := want[r.Path]; ok && f == r.Fields {
+			delete(want, r.Path)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("the shipped list lacks %v", want)
+	}
+}

@@ -48,8 +48,11 @@ func TestMigrate_ADatabaseMadeBeforeVersionedMigrationsIsUpgradedWithEveryRecord
 				}
 			}
 			for _, tb := range d.Tables() {
+				// A resource the old database did not have (positions) is
+				// created by a later step, empty, and so trusted whole.
+				old := tb.Name == "personnel_department" || tb.Name == "personnel_area"
 				for _, s := range tb.Structures() {
-					if trusted := d.Trusted(ctx, tb.Name, s.Name()); trusted != (s.Name() != db.FeedStructure) {
+					if trusted := d.Trusted(ctx, tb.Name, s.Name()); trusted != (s.Name() != db.FeedStructure || !old) {
 						t.Errorf("%s of %s is trusted after the upgrade: %v", s.Name(), tb.Name, trusted)
 					}
 				}

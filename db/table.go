@@ -49,6 +49,7 @@ type EntTx struct{ *ent.Client }
 
 // Query runs a query in the transaction.
 func (t EntTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	count(ctx)
 	return t.QueryContext(ctx, query, args...)
 }
 
@@ -108,6 +109,8 @@ type Table struct {
 
 	insertOne string // INSERT of one record (RETURNING id on PostgreSQL)
 	remove    string // DELETE of one record by id
+
+	refs []*refField // the ref and refs fields (refs.go)
 }
 
 // Table registers the resource res with the store and returns its table;
@@ -134,6 +137,7 @@ func (d *DB) Tables() []*Table {
 
 func newTable(d *DB, res config.Resource) *Table {
 	t := &Table{Name: res.Table, Res: res, Fields: record.New(res), db: d}
+	t.refs = newRefFields(t)
 	for _, i := range t.Fields.Indexed() {
 		t.addStructure(newSubstringKeeper(t, i))
 	}
@@ -205,8 +209,12 @@ const loadBatch = 500
 // Insert inserts rows (their ids are set here) in tx and tells every
 // keeper. A unique or foreign key violation comes back as the driver's
 // error, for the caller to explain; a hierarchy too deep as a
-// *TooDeepError.
+// *TooDeepError; a reference to a record that does not exist as an
+// *UnknownRefError, before anything is written (refs.go).
 func (t *Table) Insert(ctx context.Context, tx Tx, rows []record.Row) error {
+	if err := t.checkInserted(ctx, tx, rows); err != nil {
+		return err
+	}
 	return t.insert(ctx, t.newWrite(tx, false), rows)
 }
 
@@ -215,6 +223,9 @@ func (t *Table) insert(ctx context.Context, w *Write, rows []record.Row) error {
 		return nil
 	}
 	if err := t.insertRows(ctx, w.Tx, rows); err != nil {
+		return err
+	}
+	if err := t.insertPairs(ctx, w.Tx, rows); err != nil {
 		return err
 	}
 	for _, k := range t.keepers {
@@ -298,18 +309,23 @@ func (t *Table) copyRows(ctx context.Context, tx *CopyTx, rows []record.Row) err
 }
 
 // Update writes after over before (the record as locked in tx; the same
-// id), setting only the columns of the fields that changed, and tells
-// every keeper. It reports whether anything changed: an update that
-// changes nothing writes nothing.
+// id), setting only the columns of the fields that changed (and the refs
+// lists that changed, refs.go), and tells every keeper. It reports
+// whether anything changed: an update that changes nothing writes
+// nothing. A reference it adds to a record that does not exist is an
+// *UnknownRefError, to the record itself a *SelfRefError.
 func (t *Table) Update(ctx context.Context, tx Tx, before, after record.Row) (bool, error) {
 	var changed []int
 	for i := range t.Fields.List {
-		if before.Values[i] != after.Values[i] {
+		if !before.Values[i].Equal(after.Values[i]) {
 			changed = append(changed, i)
 		}
 	}
 	if len(changed) == 0 {
 		return false, nil
+	}
+	if err := t.checkUpdated(ctx, tx, before, after); err != nil {
+		return false, err
 	}
 	names := Names{"table": t.Name}
 	text := "UPDATE {table} SET "
@@ -325,21 +341,29 @@ func (t *Table) Update(ctx context.Context, tx Tx, before, after record.Row) (bo
 	}
 	for _, i := range changed {
 		f := &t.Fields.List[i]
+		if !f.Stored() {
+			continue
+		}
 		set(f.Column, f.Arg(after.Values[i]))
 		if f.Fold != "" {
 			set(f.Fold, record.FoldArg(after.Values[i]))
 		}
 	}
-	text += " WHERE id = ?"
-	args = append(args, before.ID)
-	res, err := tx.ExecContext(ctx, t.db.Render(text, names), args...)
-	if err != nil {
-		return false, err
+	if len(args) > 0 {
+		text += " WHERE id = ?"
+		args = append(args, before.ID)
+		res, err := tx.ExecContext(ctx, t.db.Render(text, names), args...)
+		if err != nil {
+			return false, err
+		}
+		// MySQL counts changed rows, SQLite and PostgreSQL matched rows; the
+		// record is locked or the writer serialised, so none means it is gone.
+		if n, err := res.RowsAffected(); err == nil && n == 0 && !t.db.MySQL() {
+			return false, ErrGone
+		}
 	}
-	// MySQL counts changed rows, SQLite and PostgreSQL matched rows; the
-	// record is locked or the writer serialised, so none means it is gone.
-	if n, err := res.RowsAffected(); err == nil && n == 0 && !t.db.MySQL() {
-		return false, ErrGone
+	if err := t.updatePairs(ctx, tx, before, after); err != nil {
+		return false, err
 	}
 	w := t.newWrite(tx, false)
 	changes := []Change{{Before: before, After: after, Changed: changed}}
@@ -355,13 +379,21 @@ func (t *Table) Update(ctx context.Context, tx Tx, before, after record.Row) (bo
 var ErrGone = errors.New("db: the record no longer exists")
 
 // Delete deletes before (the record as locked in tx, which no record
-// names as parent) after telling every keeper.
+// names as parent) after applying the on_delete rules of the records that
+// refer to it (refs.go: a protected one is a *ReferencedError) and
+// telling every keeper; its refs lists go with it.
 func (t *Table) Delete(ctx context.Context, tx Tx, before record.Row) error {
 	w := t.newWrite(tx, false)
+	if err := t.onDelete(ctx, w, before); err != nil {
+		return err
+	}
 	for _, k := range t.keepers {
 		if err := k.Deleting(ctx, w, []record.Row{before}); err != nil {
 			return err
 		}
+	}
+	if err := t.deletePairs(ctx, tx, before); err != nil {
+		return err
 	}
 	res, err := tx.ExecContext(ctx, t.remove, before.ID)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"personnel/ent/derivedstate"
 	"personnel/ent/feedhorizon"
 	"personnel/ent/loginfailure"
+	"personnel/ent/position"
 	"personnel/ent/replica"
 	"personnel/ent/user"
 	"reflect"
@@ -92,6 +93,7 @@ func checkColumn(t, c string) error {
 			derivedstate.Table: derivedstate.ValidColumn,
 			feedhorizon.Table:  feedhorizon.ValidColumn,
 			loginfailure.Table: loginfailure.ValidColumn,
+			position.Table:     position.ValidColumn,
 			replica.Table:      replica.ValidColumn,
 			user.Table:         user.ValidColumn,
 		})

@@ -32,6 +32,8 @@ type Tx struct {
 	FeedHorizon *FeedHorizonClient
 	// LoginFailure is the client for interacting with the LoginFailure builders.
 	LoginFailure *LoginFailureClient
+	// Position is the client for interacting with the Position builders.
+	Position *PositionClient
 	// Replica is the client for interacting with the Replica builders.
 	Replica *ReplicaClient
 	// User is the client for interacting with the User builders.
@@ -176,6 +178,7 @@ func (tx *Tx) init() {
 	tx.DerivedState = NewDerivedStateClient(tx.config)
 	tx.FeedHorizon = NewFeedHorizonClient(tx.config)
 	tx.LoginFailure = NewLoginFailureClient(tx.config)
+	tx.Position = NewPositionClient(tx.config)
 	tx.Replica = NewReplicaClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 }

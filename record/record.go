@@ -7,6 +7,7 @@
 package record
 
 import (
+	"slices"
 	"strconv"
 
 	"personnel/casefold"
@@ -25,6 +26,8 @@ const (
 	KindBoolean             // true or false
 	KindDate                // a calendar date, YYYY-MM-DD
 	KindParent              // the id of another record of the resource
+	KindRef                 // the id of a record of the resource To
+	KindRefs                // the ids of records of the resource To, ascending, in IDs
 )
 
 // Op is a list filter's comparison.
@@ -37,12 +40,22 @@ const (
 	OpGTE                 // at least
 	OpLTE                 // at most
 	OpIsNull              // null (true) or not (false)
+	OpIn                  // one of several ids (a reference), in IDs
+	OpUnder               // a reference to this id or to a record below it
+	// Filters on a reference through the referenced record's code or
+	// name (Django's department__dept_code=HR): the value is text, as
+	// for the code and name filters.
+	OpCodeExact
+	OpCodeIContains
+	OpNameExact
+	OpNameIContains
 )
 
 // OpNames are the config and query spellings of the comparisons.
 var OpNames = map[string]Op{
 	config.FilterExact: OpExact, config.FilterIContains: OpIContains,
 	config.FilterGTE: OpGTE, config.FilterLTE: OpLTE, config.FilterIsNull: OpIsNull,
+	config.FilterIn: OpIn, config.FilterUnder: OpUnder,
 }
 
 // Field is one field of a resource, as every concern sees it: the JSON key
@@ -64,7 +77,16 @@ type Field struct {
 	Sortable bool     // the list may be ordered by it
 	Indexed  bool     // its searches (icontains) go through a substring index of Fold
 	Doc      string   // what it is, for the OpenAPI document
+	To       string   // ref and refs: the name of the resource referred to
+	OnDelete string   // ref and refs: what deleting a referenced record does (config.OnDelete*)
 }
+
+// IsRef reports whether the field refers to records of another resource.
+func (f *Field) IsRef() bool { return f.Kind == KindRef || f.Kind == KindRefs }
+
+// Stored reports whether the field has a column in the resource's table
+// (all but refs, whose ids are in a table of their own).
+func (f *Field) Stored() bool { return f.Kind != KindRefs }
 
 // Has reports whether the field offers filter op.
 func (f *Field) Has(op Op) bool {
@@ -81,7 +103,7 @@ func (f *Field) Arg(v Value) any {
 	switch {
 	case !v.Valid:
 		return nil
-	case f.Kind == KindInteger || f.Kind == KindParent:
+	case f.Kind == KindInteger || f.Kind == KindParent || f.Kind == KindRef:
 		return v.Int
 	case f.Kind == KindBoolean:
 		return v.Int == 1
@@ -90,9 +112,20 @@ func (f *Field) Arg(v Value) any {
 }
 
 // JSON is v as a JSON value of the field, the way the API renders it:
-// nil, an int64, a bool or a string. Every kind is stored as it is
-// rendered (a date as its YYYY-MM-DD text), so it is the column's value.
-func (f *Field) JSON(v Value) any { return f.Arg(v) }
+// nil, an int64, a bool, a string, or (refs) a []int64, never nil.
+func (f *Field) JSON(v Value) any {
+	switch {
+	case f.Kind == KindRefs:
+		return append(make([]int64, 0, len(v.IDs)), v.IDs...)
+	case !v.Valid:
+		return nil
+	case f.Kind == KindInteger || f.Kind == KindParent || f.Kind == KindRef:
+		return v.Int
+	case f.Kind == KindBoolean:
+		return v.Int == 1
+	}
+	return v.Str
+}
 
 // FoldArg is the argument that stores the folded copy of v.
 func FoldArg(v Value) any {
@@ -103,12 +136,25 @@ func FoldArg(v Value) any {
 }
 
 // Value is the value of one field of one record. Text, choices and dates
-// (written YYYY-MM-DD) are in Str; integers, parent ids and booleans (1
-// for true) in Int.
+// (written YYYY-MM-DD) are in Str; integers, parent and ref ids and
+// booleans (1 for true) in Int; the ids of refs in IDs, ascending and
+// without repeats (none: the empty list, still Valid).
 type Value struct {
 	Str   string
 	Int   int64
+	IDs   []int64
 	Valid bool // false: null
+}
+
+// Equal reports whether v and w are the same value.
+func (v Value) Equal(w Value) bool {
+	return v.Valid == w.Valid && v.Int == w.Int && v.Str == w.Str && slices.Equal(v.IDs, w.IDs)
+}
+
+// SortIDs sorts ids ascending and drops repeats, as refs values keep them.
+func SortIDs(ids []int64) []int64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // Row is one stored record: its id and a value for each of the resource's
@@ -165,6 +211,14 @@ func New(d config.Resource) Fields {
 			f.Kind = KindBoolean
 		case config.TypeDate:
 			f.Kind = KindDate
+		case config.TypeRef:
+			f.Kind, f.Column, f.To, f.OnDelete = KindRef, config.RefColumn(e), e.To, e.OnDelete
+			f.Doc = "The id of a " + e.To + ". " + onDeleteDoc(e.OnDelete, e.To)
+		case config.TypeRefs:
+			// A list, never null: empty when it names none.
+			f.Kind, f.To, f.OnDelete, f.Nullable = KindRefs, e.To, e.OnDelete, false
+			f.Default = Value{Valid: true}
+			f.Doc = "The ids of " + e.To + " records, ascending. " + onDeleteDoc(e.OnDelete, e.To)
 		}
 		if e.Folded() {
 			f.Fold = e.Name + FoldSuffix
@@ -178,6 +232,21 @@ func New(d config.Resource) Fields {
 		add(f)
 	}
 	return fs
+}
+
+// onDeleteDoc says what a rule does, for the OpenAPI document.
+func onDeleteDoc(rule, to string) string {
+	switch rule {
+	case config.OnDeleteProtect:
+		return "A " + to + " cannot be deleted while records refer to it."
+	case config.OnDeleteSetNull:
+		return "Deleting the " + to + " clears it."
+	case config.OnDeleteCascade:
+		return "Deleting the " + to + " deletes this record too."
+	case config.OnDeleteRemove:
+		return "Deleting a " + to + " takes it out of the list."
+	}
+	return ""
 }
 
 // configValue converts a default as written in the config, which the
@@ -209,11 +278,14 @@ func (fs Fields) ByKey(key string) int {
 	return -1
 }
 
-// Columns are the columns a record is written to, in order: each field's,
-// with its folded copy after it.
+// Columns are the columns a record is written to, in order: each stored
+// field's, with its folded copy after it.
 func (fs Fields) Columns() []string {
 	var cols []string
 	for _, f := range fs.List {
+		if !f.Stored() {
+			continue
+		}
 		cols = append(cols, f.Column)
 		if f.Fold != "" {
 			cols = append(cols, f.Fold)
@@ -228,6 +300,9 @@ func (fs Fields) Args(values []Value) []any {
 	args := make([]any, 0, len(values)+4)
 	for i := range fs.List {
 		f := &fs.List[i]
+		if !f.Stored() {
+			continue
+		}
 		args = append(args, f.Arg(values[i]))
 		if f.Fold != "" {
 			args = append(args, FoldArg(values[i]))
@@ -243,6 +318,17 @@ func (fs Fields) Defaults() []Value {
 		vs[i] = fs.List[i].Default
 	}
 	return vs
+}
+
+// Refs returns the indexes of the ref and refs fields, in field order.
+func (fs Fields) Refs() []int {
+	var out []int
+	for i := range fs.List {
+		if fs.List[i].IsRef() {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Indexed returns the indexes of the fields searched through a substring

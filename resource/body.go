@@ -120,6 +120,10 @@ func decodeValue(f *record.Field, raw json.RawMessage) (record.Value, string) {
 		return d, ""
 	case record.KindParent:
 		return decodeParent(raw)
+	case record.KindRef:
+		return decodeRef(raw)
+	case record.KindRefs:
+		return decodeRefs(f, raw)
 	}
 	return record.Value{}, "Unsupported field."
 }

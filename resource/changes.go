@@ -205,7 +205,7 @@ func (r *Resource) appendChanges(ctx context.Context, b []byte, after int64, ent
 		b = append(b, `{"op":"upsert","id":`...)
 		b = strconv.AppendInt(b, int64(e.RecordID), 10)
 		b = append(b, `,"record":`...)
-		b = r.appendRecord(b, row)
+		b = r.appendRecord(b, row, nil)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...), nil

@@ -132,6 +132,10 @@ func filtersKey(fs []Filter) string {
 		b.WriteString(strconv.FormatBool(f.Value.Valid))
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatInt(f.Value.Int, 10))
+		for _, id := range f.Value.IDs {
+			b.WriteByte(',')
+			b.WriteString(strconv.FormatInt(id, 10))
+		}
 		b.WriteByte(' ')
 		// Its length first, so that no value reads as more filters.
 		b.WriteString(strconv.Itoa(len(f.Value.Str)))

@@ -31,8 +31,12 @@ func fuzzResource(strict bool) *Resource {
 			{Name: "active", Type: config.TypeBoolean, Default: config.String("true"), Filters: []string{"exact"}},
 			{Name: "grade", Type: config.TypeChoice, Choices: []string{"junior", "senior"}, Required: true, Filters: []string{"exact"}},
 			{Name: "valid_from", Type: config.TypeDate, Filters: []string{"gte", "lte"}, Ordering: true},
+			{Name: "head", Type: config.TypeRef, To: "department", OnDelete: config.OnDeleteSetNull, Filters: []string{"exact", "in", "isnull", "under"}, Ordering: true},
+			{Name: "zones", Type: config.TypeRefs, To: "area", OnDelete: config.OnDeleteRemove, Filters: []string{"exact", "in", "isnull", "under"}},
 		}}
-	return newResource(desc, nil, Options{PageSizeMax: 1000, StrictQuery: strict})
+	area := config.Resource{Name: "area", Path: "areas", Table: "personnel_area",
+		Fields: config.ResourceFields{Code: "area_code", Name: "area_name", Parent: "parent_area"}, Limits: config.ResourceLimits{Code: 50, Name: 100}}
+	return newResource(desc, nil, Options{PageSizeMax: 1000, StrictQuery: strict, Resources: []config.Resource{desc, area}})
 }
 
 // A parsed query has sane bounds and round-trips: encoding it and parsing
@@ -49,6 +53,9 @@ func FuzzParseQuery(f *testing.F) {
 		"level__gte=3&level_lte=x", "valid_from_gte=2024-02-30", "active=True&grade=lead", "note__icontains=%00",
 		"ordering=-level,level,note,-valid_from,id", "dept_name__icontains=a&dept_name_icontains=b",
 		"page_size=%2B1", "page_size=%201_0%20", "grade=bogus", "active=TRUE", "colour=x&dept_name__iexact=y", "valid_from_lte=0000-01-01",
+		"head=3&head_in=1,%202,2", "head__in=x", "head_isnull=true&zones_under=4", "zones=7&zones__in=3,-1",
+		"head__dept_code=HR&head__dept_name__icontains=%C3%84", "zones__area_code__exact=a&zones__area_name=b",
+		"ordering=-head__dept_name,head", "ordering=head__area_name", "head_under=99999999999999999999",
 	} {
 		f.Add(seed)
 	}
@@ -120,6 +127,8 @@ func FuzzDecodeInput(f *testing.F) {
 		`{"dept_code":"` + strings.Repeat("x", 51) + `"}`, `{"dept_name":"` + strings.Repeat("名", 100) + `"}`,
 		`{"level":"7","note":" x ","active":"True","grade":"senior","valid_from":"2024-02-29"}`,
 		`{"level":101,"note":null,"active":2,"grade":"lead","valid_from":"2023-02-29"}`, `{"level":3.0,"grade":null}`,
+		`{"head":"3","zones":[3,1,"3"]}`, `{"head":null,"zones":[]}`, `{"zones":3}`, `{"zones":[null]}`, `{"zones":null}`,
+		`{"head":[1],"zones":[true]}`, `{"zones":[0]}`, `{"zones":{"a":1}}`,
 	} {
 		f.Add([]byte(seed), true)
 		f.Add([]byte(seed), false)
@@ -160,7 +169,7 @@ func FuzzDecodeInput(f *testing.F) {
 				continue
 			}
 			checkValue(t, body, fd, in.Values[i])
-			out[fd.Key] = appendValue(nil, fd.Kind, in.Values[i])
+			out[fd.Key] = expansion(nil).appendRef(nil, i, fd.Kind, in.Values[i])
 		}
 		// The accepted input, rendered as the API renders it, decodes to itself.
 		data, _ := json.Marshal(out)
@@ -198,8 +207,11 @@ func checkValue(t *testing.T, body []byte, f *record.Field, v record.Value) {
 	case record.KindDate:
 		_, err := time.Parse(time.DateOnly, v.Str)
 		bad = err != nil
-	case record.KindParent:
+	case record.KindParent, record.KindRef:
 		bad = v.Int < 1 || v.Int > math.MaxInt
+	case record.KindRefs:
+		bad = !slices.IsSorted(v.IDs) || len(slices.Compact(slices.Clone(v.IDs))) != len(v.IDs) || f.Required && len(v.IDs) == 0 ||
+			slices.ContainsFunc(v.IDs, func(id int64) bool { return id < 1 })
 	}
 	if bad {
 		t.Fatalf("DecodeInput(%q): accepted %s %+v", body, f.Key, v)

@@ -254,16 +254,17 @@ func (r *Resource) Tree(ctx context.Context, tq TreeQuery, limit int) ([]*Node, 
 	return roots, nil
 }
 
-// appendNodes renders nodes as [{"id":..,...,"children":[...]}, ...].
-func (r *Resource) appendNodes(b []byte, nodes []*Node) []byte {
+// appendNodes renders nodes as [{"id":..,...,"children":[...]}, ...],
+// their references expanded as ex says.
+func (r *Resource) appendNodes(b []byte, nodes []*Node, ex expansion) []byte {
 	b = append(b, '[')
 	for i, n := range nodes {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = r.appendFields(b, n.Row)
+		b = r.appendFields(b, n.Row, ex)
 		b = append(b, `,"children":`...)
-		b = r.appendNodes(b, n.Children)
+		b = r.appendNodes(b, n.Children, ex)
 		b = append(b, '}')
 	}
 	return append(b, ']')

@@ -137,6 +137,7 @@ func (t tableSource) fetch(ctx context.Context, limit, offset int) ([]record.Row
 		if err != nil || len(rows) == limit {
 			return rows, err
 		}
+		t.q.Filters = sparse(t.q.Filters) // refs.go: the walk did not find them
 	}
 	if t.idsPage {
 		return t.pageOfIDs(ctx, limit, offset)

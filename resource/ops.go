@@ -10,6 +10,7 @@ import (
 
 	"personnel/apierror"
 	"personnel/jsonbody"
+	"personnel/record"
 )
 
 // Operation is one operation of a resource: its route, its handler and its
@@ -71,7 +72,7 @@ func (r *Resource) operations() []Operation {
 	writeErrors := "400 invalid fields (duplicate code, missing or circular parent), 401, 403 a viewer, 404, 412 stale If-Match, 413, 415"
 	ops := []Operation{
 		{ID: "list" + many, Method: http.MethodGet, Path: coll, Summary: "List " + r.desc.Path + ".",
-			Params: r.listParams(), Status: http.StatusOK, Response: one + "Page", Headers: []string{ChangesCursorHeader},
+			Params: append(r.listParams(), r.expandParam()...), Status: http.StatusOK, Response: one + "Page", Headers: []string{ChangesCursorHeader},
 			Errors: "400 malformed parameter, 401, 404 invalid page", handle: r.handleList},
 		{ID: "create" + one, Method: http.MethodPost, Path: coll, Summary: "Create a " + r.desc.Name + ".",
 			Body: one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
@@ -80,10 +81,10 @@ func (r *Resource) operations() []Operation {
 	if r.fields.Hierarchical() {
 		ops = append(ops, Operation{ID: lower + "Tree", Method: http.MethodGet, Path: tree,
 			Summary: "Records nested with their children (siblings by id).",
-			Params: []Param{
+			Params: append([]Param{
 				{Name: "root", In: "query", Doc: "The id of the subtree's root; none: the whole forest.", Schema: map[string]any{"type": "integer", "minimum": 1}},
 				{Name: "depth", In: "query", Doc: "Levels below the roots; 0: the roots alone.", Schema: map[string]any{"type": "integer", "minimum": 0}},
-			},
+			}, r.expandParam()...),
 			Status: http.StatusOK, Response: one + "Tree",
 			Errors: fmt.Sprintf("400 more than %d nodes (ask for a root or a depth) or a malformed parameter, 401, 404 no such root", r.opts.TreeNodeLimit),
 			handle: r.handleTree})
@@ -94,8 +95,8 @@ func (r *Resource) operations() []Operation {
 	}
 	ops = append(ops,
 		Operation{ID: "read" + one, Method: http.MethodGet, Path: item, Summary: "Read a " + r.desc.Name + ".",
-			Params: []Param{id}, Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
-			Errors: "401, 404", handle: r.handleRead},
+			Params: append([]Param{id}, r.expandParam()...), Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
+			Errors: "400 unknown expand, 401, 404", handle: r.handleRead},
 		Operation{ID: "update" + one, Method: http.MethodPut, Path: item,
 			Summary: "Replace a " + r.desc.Name + " (fields other than code and name are kept when omitted).",
 			Params:  []Param{id, ifMatch}, Body: one + "Replace", Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
@@ -111,12 +112,12 @@ func (r *Resource) operations() []Operation {
 		ops = append(ops,
 			Operation{ID: lower + "Descendants", Method: http.MethodGet, Path: item + "descendants/",
 				Summary: "Every " + r.desc.Name + " below one, at any depth; the list parameters apply.",
-				Params:  append([]Param{id}, r.listParams()...), Status: http.StatusOK, Response: one + "Page",
+				Params:  append(append([]Param{id}, r.listParams()...), r.expandParam()...), Status: http.StatusOK, Response: one + "Page",
 				Errors: "400, 401, 404", handle: r.handleDescendants},
 			Operation{ID: lower + "Ancestors", Method: http.MethodGet, Path: item + "ancestors/",
 				Summary: "The " + r.desc.Path + " above one, from the root down to its parent; not paged.",
-				Params:  []Param{id}, Status: http.StatusOK, Response: one + "Page",
-				Errors: "401, 404", handle: r.handleAncestors},
+				Params:  append([]Param{id}, r.expandParam()...), Status: http.StatusOK, Response: one + "Page",
+				Errors: "400 unknown expand, 401, 404", handle: r.handleAncestors},
 		)
 	}
 	ops = append(ops, r.historyOperation(lower, item, id))
@@ -142,11 +143,15 @@ func (r *Resource) operations() []Operation {
 
 func (r *Resource) handleList(c *gin.Context) error {
 	values := c.Request.URL.Query()
-	q, err := r.ParseQuery(values)
+	q, err := r.ParseQuery(values, ChildrenCountParam, expandParam)
 	if err != nil {
 		return err
 	}
 	counted, err := r.parseChildrenCount(values)
+	if err != nil {
+		return err
+	}
+	expand, err := r.parseExpand(values)
 	if err != nil {
 		return err
 	}
@@ -163,12 +168,17 @@ func (r *Resource) handleList(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.writePage(c, p, counted)
+	return r.writePage(c, p, counted, expand)
 }
 
 // writePage renders a page in the list envelope, with links to its
-// neighbours, and each record's number of children when counted.
-func (r *Resource) writePage(c *gin.Context, p Page, counted bool) error {
+// neighbours, each record's number of children when counted, and the
+// references of expand expanded.
+func (r *Resource) writePage(c *gin.Context, p Page, counted bool, expand []int) error {
+	ex, err := r.expand(c.Request.Context(), expand, p.Rows)
+	if err != nil {
+		return r.storeError(err)
+	}
 	var next, previous string
 	if p.Page < p.LastPage() {
 		next = r.opts.Links.Page(c.Request, p.Page+1)
@@ -178,12 +188,11 @@ func (r *Resource) writePage(c *gin.Context, p Page, counted bool) error {
 	}
 	var counts map[int]int
 	if counted {
-		var err error
 		if counts, err = r.ChildrenCounts(c.Request.Context(), p.Rows); err != nil {
 			return err
 		}
 	}
-	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows, counts)
+	body := r.appendEnvelope(make([]byte, 0, 128+96*len(p.Rows)), p.Count, next, previous, p.Rows, ex, counts)
 	c.Data(http.StatusOK, "application/json", body)
 	return nil
 }
@@ -194,7 +203,7 @@ func (r *Resource) handleDescendants(c *gin.Context) error {
 		return apierror.NotFoundError()
 	}
 	values := c.Request.URL.Query()
-	q, err := r.ParseQuery(values)
+	q, err := r.ParseQuery(values, ChildrenCountParam, expandParam)
 	if err != nil {
 		return err
 	}
@@ -202,11 +211,15 @@ func (r *Resource) handleDescendants(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	expand, err := r.parseExpand(values)
+	if err != nil {
+		return err
+	}
 	p, err := r.Descendants(c.Request.Context(), id, q)
 	if err != nil {
 		return err
 	}
-	return r.writePage(c, p, counted)
+	return r.writePage(c, p, counted, expand)
 }
 
 func (r *Resource) handleAncestors(c *gin.Context) error {
@@ -214,26 +227,42 @@ func (r *Resource) handleAncestors(c *gin.Context) error {
 	if !ok {
 		return apierror.NotFoundError()
 	}
+	expand, err := r.parseExpand(c.Request.URL.Query())
+	if err != nil {
+		return err
+	}
 	rows, err := r.Ancestors(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, "application/json", r.appendEnvelope(make([]byte, 0, 128+96*len(rows)), len(rows), "", "", rows, nil))
+	ex, err := r.expand(c.Request.Context(), expand, rows)
+	if err != nil {
+		return r.storeError(err)
+	}
+	c.Data(http.StatusOK, "application/json", r.appendEnvelope(make([]byte, 0, 128+96*len(rows)), len(rows), "", "", rows, ex, nil))
 	return nil
 }
 
 func (r *Resource) handleTree(c *gin.Context) error {
 	values := c.Request.URL.Query()
 	tq, err := ParseTreeQuery(values)
-	if err := joinInvalid(err, r.CheckParams(values, "root", "depth")); err != nil {
+	if err := joinInvalid(err, r.CheckParams(values, "root", "depth", expandParam)); err != nil {
+		return err
+	}
+	expand, err := r.parseExpand(values)
+	if err != nil {
 		return err
 	}
 	nodes, err := r.Tree(c.Request.Context(), tq, r.opts.TreeNodeLimit)
 	if err != nil {
 		return err
 	}
+	ex, err := r.expand(c.Request.Context(), expand, treeRows(nodes, nil))
+	if err != nil {
+		return r.storeError(err)
+	}
 	b := append(make([]byte, 0, 4096), `{"code":0,"msg":"","data":`...)
-	b = append(r.appendNodes(b, nodes), '}')
+	b = append(r.appendNodes(b, nodes, ex), '}')
 	c.Data(http.StatusOK, "application/json", b)
 	return nil
 }
@@ -249,12 +278,22 @@ func (r *Resource) handleRead(c *gin.Context) error {
 	if !ok {
 		return apierror.NotFoundError()
 	}
+	expand, err := r.parseExpand(c.Request.URL.Query())
+	if err != nil {
+		return err
+	}
 	row, err := r.Get(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
+	ex, err := r.expand(c.Request.Context(), expand, []record.Row{row})
+	if err != nil {
+		return r.storeError(err)
+	}
+	// The tag of the record's state, expanded or not: If-Match compares
+	// it with the record's.
 	c.Header("ETag", r.ETag(row))
-	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row, ex))
 	return nil
 }
 
@@ -269,7 +308,7 @@ func (r *Resource) handleCreate(c *gin.Context) error {
 	}
 	c.Header("Location", r.opts.Links.Record(c.Request, row.ID))
 	c.Header("ETag", r.ETag(row))
-	c.Data(http.StatusCreated, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+	c.Data(http.StatusCreated, "application/json", r.appendRecord(make([]byte, 0, 128), row, nil))
 	return nil
 }
 
@@ -292,7 +331,7 @@ func (r *Resource) update(c *gin.Context, mode Mode) error {
 		return err
 	}
 	c.Header("ETag", r.ETag(row))
-	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row))
+	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row, nil))
 	return nil
 }
 

@@ -21,12 +21,19 @@ type Filter struct {
 	Field int          // index in the field table
 	Op    record.Op    //
 	Value record.Value // the operand; for record.OpIsNull, Int 1 means "is null"
+	// closure says the target's closure answers an OpUnder filter
+	// (planRefs); otherwise a walk of its table does. dense says the
+	// records it selects are many, so that a page is found walking the
+	// list's order and checking each record against the closure
+	// (planCrossTable).
+	closure, dense bool
 }
 
 // OrderBy is one ordering term: a field, or the id when record.Field is -1.
 type OrderBy struct {
-	Field int
-	Desc  bool
+	Field  int
+	Desc   bool
+	Target bool // a reference, by the name of the record it refers to
 }
 
 // Query is a parsed list request.
@@ -51,7 +58,8 @@ type param struct {
 // (dept_name__icontains); an exact filter is the bare key, or key__exact.
 func newParams(fs record.Fields) []param {
 	var ps []param
-	suffix := map[record.Op]string{record.OpExact: "exact", record.OpIContains: "icontains", record.OpGTE: "gte", record.OpLTE: "lte", record.OpIsNull: "isnull"}
+	suffix := map[record.Op]string{record.OpExact: "exact", record.OpIContains: "icontains", record.OpGTE: "gte", record.OpLTE: "lte", record.OpIsNull: "isnull",
+		record.OpIn: "in", record.OpUnder: "under"}
 	for i, f := range fs.List {
 		for _, op := range f.Filters {
 			if op == record.OpExact {
@@ -174,8 +182,11 @@ func parseFilterValue(f *record.Field, op record.Op, v string) (record.Value, st
 	if op == record.OpIContains {
 		return record.Value{Str: casefold.Fold(v), Valid: true}, ""
 	}
+	if val, msg, ok := parseRefFilter(op, v); ok {
+		return val, msg
+	}
 	switch f.Kind {
-	case record.KindParent:
+	case record.KindParent, record.KindRef, record.KindRefs:
 		id, valid := wholeNumber(v)
 		if !valid {
 			return record.Value{}, "Enter a whole number."
@@ -230,6 +241,9 @@ func (r *Resource) parseOrdering(v string) ([]OrderBy, string) {
 			o.Desc, name = true, term[1:]
 		}
 		field, known := r.sortable[name]
+		if i, byName := r.sortByTarget[name]; !known && byName {
+			field, known, o.Target = i, true, true
+		}
 		if !known {
 			if r.opts.StrictQuery {
 				return nil, fmt.Sprintf("Unknown field %q; use %s, each optionally prefixed with '-'.", term, r.sortNames)
@@ -271,6 +285,9 @@ func (r *Resource) Encode(q Query) url.Values {
 			if o.Field >= 0 {
 				name = r.fields.List[o.Field].Key
 			}
+			if o.Target {
+				name += "__" + r.targets[o.Field].name().Key
+			}
 			if o.Desc {
 				name = "-" + name
 			}
@@ -290,6 +307,9 @@ func (r *Resource) Encode(q Query) url.Values {
 }
 
 func (r *Resource) encodeValue(f Filter) string {
+	if v, ok := encodeRefFilter(f); ok {
+		return v
+	}
 	switch {
 	case f.Op == record.OpIsNull || r.fields.List[f.Field].Kind == record.KindBoolean:
 		return strconv.FormatBool(f.Value.Int == 1)
@@ -297,7 +317,7 @@ func (r *Resource) encodeValue(f Filter) string {
 		return f.Value.Str
 	}
 	switch r.fields.List[f.Field].Kind {
-	case record.KindInteger, record.KindParent:
+	case record.KindInteger, record.KindParent, record.KindRef, record.KindRefs:
 		return strconv.FormatInt(f.Value.Int, 10)
 	}
 	return f.Value.Str

@@ -20,18 +20,23 @@ func newKeys(fs record.Fields) []string {
 	return keys
 }
 
-// appendRecord renders a record as {"id":1,"<code>":"..",...}.
-func (r *Resource) appendRecord(b []byte, row record.Row) []byte {
-	return append(r.appendFields(b, row), '}')
+// appendRecord renders a record as {"id":1,"<code>":"..",...}, its
+// references expanded as ex says (nil: as ids).
+func (r *Resource) appendRecord(b []byte, row record.Row, ex expansion) []byte {
+	return append(r.appendFields(b, row, ex), '}')
 }
 
 // appendFields renders a record without its closing brace.
-func (r *Resource) appendFields(b []byte, row record.Row) []byte {
+func (r *Resource) appendFields(b []byte, row record.Row, ex expansion) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, int64(row.ID), 10)
 	for i := range r.fields.List {
 		b = append(b, r.keys[i]...)
-		b = appendValue(b, r.fields.List[i].Kind, row.Values[i])
+		if k := r.fields.List[i].Kind; k == record.KindRef || k == record.KindRefs {
+			b = ex.appendRef(b, i, k, row.Values[i])
+		} else {
+			b = appendValue(b, k, row.Values[i])
+		}
 	}
 	return b
 }
@@ -41,7 +46,7 @@ func appendValue(b []byte, k record.Kind, v record.Value) []byte {
 	switch {
 	case !v.Valid:
 		return append(b, "null"...)
-	case k == record.KindInteger || k == record.KindParent:
+	case k == record.KindInteger || k == record.KindParent || k == record.KindRef:
 		return strconv.AppendInt(b, v.Int, 10)
 	case k == record.KindBoolean:
 		return strconv.AppendBool(b, v.Int == 1)
@@ -51,8 +56,9 @@ func appendValue(b []byte, k record.Kind, v record.Value) []byte {
 
 // appendEnvelope renders the list envelope:
 // {"count":N,"next":url|null,"previous":url|null,"msg":"","code":0,"data":[...]},
-// each record with its children_count when counts is not nil.
-func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []record.Row, counts map[int]int) []byte {
+// the references of ex expanded, and each record with its children_count
+// when counts is not nil.
+func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, rows []record.Row, ex expansion, counts map[int]int) []byte {
 	b = append(b, `{"count":`...)
 	b = strconv.AppendInt(b, int64(count), 10)
 	b = append(b, `,"next":`...)
@@ -65,9 +71,9 @@ func (r *Resource) appendEnvelope(b []byte, count int, next, previous string, ro
 			b = append(b, ',')
 		}
 		if counts != nil {
-			b = append(appendCount(r.appendFields(b, row), counts[row.ID]), '}')
+			b = append(appendCount(r.appendFields(b, row, ex), counts[row.ID]), '}')
 		} else {
-			b = r.appendRecord(b, row)
+			b = r.appendRecord(b, row, ex)
 		}
 	}
 	return append(b, "]}"...)
@@ -100,12 +106,18 @@ func (r *Resource) ETag(row record.Row) string {
 				put(1)
 				put(uint64(v.Int))
 			}
+		case f.Kind == record.KindRefs:
+			put(1)
+			put(uint64(len(v.IDs)))
+			for _, id := range v.IDs {
+				put(uint64(id))
+			}
 		case f.Replaced: // code and name, never null
 			put(uint64(len(v.Str)))
 			h.Write([]byte(v.Str))
 		case !v.Valid:
 			put(0)
-		case f.Kind == record.KindInteger || f.Kind == record.KindBoolean:
+		case f.Kind == record.KindInteger || f.Kind == record.KindBoolean || f.Kind == record.KindRef:
 			put(1)
 			put(uint64(v.Int))
 		default:

@@ -48,6 +48,9 @@ type Options struct {
 	// Without turns performance mechanisms off (PERSONNEL_WITHOUT), to
 	// measure what each wins.
 	Without config.Mechanisms
+	// Resources are every resource served, among which references find
+	// the resource they refer to.
+	Resources []config.Resource
 }
 
 // DefaultPageSize is the page size when the request gives none.
@@ -103,6 +106,15 @@ type Resource struct {
 	sortable  map[string]int // ordering names: field index, -1 for id
 	sortNames string         // the ordering names, for messages
 	sql       statements
+
+	// sortByTarget are the ordering names of references by their
+	// targets' names (department__dept_name): field index.
+	sortByTarget map[string]int
+	targets      []*target // by field: what a reference refers to (refs.go)
+	// crossCounts are the counts of lists with filters through other
+	// tables, each with the change numbers it was counted at (refs.go).
+	crossCounts *crossCountCache
+
 	// counts holds the counts of searches this replica made, with the
 	// change number each is good for (countcache.go).
 	counts *countCache
@@ -130,15 +142,24 @@ func Register(reg *Registry, desc config.Resource) *Resource {
 // newResource works out everything about desc that requests need; with no
 // database, what parsing, validation and rendering need.
 func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
-	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}}
+	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}, crossCounts: &crossCountCache{}}
 	r.keys = newKeys(r.fields)
-	r.params = newParams(r.fields)
+	r.targets = newTargets(desc, r.fields, opts.Resources)
+	r.params = append(newParams(r.fields), r.refParams()...)
 	r.sortable = map[string]int{"id": -1}
 	names := []string{"id"}
 	for i, f := range r.fields.List {
 		if f.Sortable {
 			r.sortable[f.Key] = i
 			names = append(names, f.Key)
+		}
+	}
+	r.sortByTarget = r.targetOrderings()
+	for _, i := range r.fields.Refs() {
+		for name, j := range r.sortByTarget {
+			if i == j {
+				names = append(names, name)
+			}
 		}
 	}
 	r.sortNames = strings.Join(names, ", ")

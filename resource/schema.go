@@ -32,8 +32,10 @@ func fieldSchema(f *record.Field) obj {
 		s = obj{"type": "boolean"}
 	case record.KindDate:
 		s = obj{"type": "string", "format": "date"}
-	case record.KindParent:
+	case record.KindParent, record.KindRef:
 		s = obj{"type": "integer", "minimum": 1}
+	case record.KindRefs:
+		s = obj{"type": "array", "items": obj{"type": "integer", "minimum": 1}}
 	}
 	// A required extra field is null in records stored before it was
 	// added (or loaded in bulk), so every field but code and name may be.
@@ -61,13 +63,16 @@ func writeSchema(f *record.Field, mode Mode) obj {
 	case record.KindParent:
 		s = obj{"type": "integer", "nullable": true}
 		doc = append(doc, "The id of the parent; null clears it. It must exist, and must be neither the record itself nor below it. A string of digits is accepted too.")
+	case record.KindRef, record.KindRefs:
+		s = refWriteSchema(f)
+		doc = append(doc, s["description"].(string))
 	case record.KindInteger:
 		doc = append(doc, "A string of digits is accepted too.")
 	case record.KindBoolean:
 		doc = append(doc, `1, 0 and Django REST Framework's strings are accepted too: "true", "on", "yes", "y", "t", "1" `+
 			`and "false", "off", "no", "n", "f", "0", each also capitalised or in capitals.`)
 	}
-	if f.Doc != "" && f.Kind != record.KindParent {
+	if f.Doc != "" && f.Kind != record.KindParent && !f.IsRef() {
 		doc = append(doc, f.Doc)
 	}
 	if mode != ModeCreate && !f.Replaced || mode == ModeCreate && !f.Required && f.Default.Valid {
@@ -92,6 +97,8 @@ func defaultJSON(f *record.Field) any {
 		return f.Default.Int
 	case record.KindBoolean:
 		return f.Default.Int == 1
+	case record.KindRefs:
+		return []int64{}
 	}
 	return f.Default.Str
 }
@@ -106,6 +113,9 @@ func (r *Resource) Schemas() map[string]any {
 	for i := range r.fields.List {
 		f := &r.fields.List[i]
 		record[f.Key] = fieldSchema(f)
+		if f.IsRef() {
+			record[f.Key] = r.refSchema(i, f)
+		}
 		required = append(required, f.Key)
 	}
 	s := map[string]any{
@@ -149,6 +159,7 @@ func (r *Resource) Schemas() map[string]any {
 		}
 		return obj{"type": "object", "required": req, "properties": props}
 	}
+	r.refSchemas(s)
 	ref := func(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
 	s[one+"Page"] = envelope(obj{"type": "array", "items": ref(one)}, true)
 	s[one+"Changes"] = changesSchema(one)
@@ -183,6 +194,11 @@ func (r *Resource) listParams() []Param {
 			continue // Django's spelling, named in the description of ours
 		}
 		f := &r.fields.List[p.field]
+		if f.IsRef() {
+			doc, schema := r.refParamDoc(p, f)
+			ps = append(ps, Param{Name: p.name, In: "query", Doc: doc, Schema: schema})
+			continue
+		}
 		doc := f.Key + " " + what[p.op] + "."
 		schema := obj{"type": "string"}
 		switch {
@@ -223,6 +239,7 @@ func (r *Resource) listParams() []Param {
 		Doc: "Terms separated by spaces or commas (a double-quoted phrase is one term); each must appear, ignoring letter case, in " +
 			strings.Join(searched, ", ") + ". Combines with the filters.",
 		Schema: obj{"type": "string"}})
+	ps = append(ps, r.throughParams()...)
 	ps = append(ps, Param{Name: "ordering", In: "query",
 		Doc: "Comma-separated fields from " + r.sortNames + "; a leading - sorts descending. " +
 			"Text sorts ignoring letter case, then by exact value; id breaks ties in the direction of the last field. " +

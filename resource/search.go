@@ -78,6 +78,7 @@ type search struct {
 // filtered returns the source of q's records within sc (nil: the whole
 // table), going through a substring index where that is cheaper.
 func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, error) {
+	r.planRefs(ctx, q.Filters)
 	t := r.listSource(q, sc)
 	if len(q.Search) > 0 {
 		// search= across fields: each term a condition of its own, which
@@ -91,7 +92,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 		}
 	}
 	if len(found) == 0 {
-		return t, nil
+		return r.planCrossTable(ctx, t) // refs.go
 	}
 	if r.opts.Without.Planner {
 		return r.unplanned(ctx, t, found[0])
@@ -142,7 +143,7 @@ func (r *Resource) filtered(ctx context.Context, q Query, sc *scope) (source, er
 		return nil, err
 	}
 	total := now.total
-	if numbered && known {
+	if numbered && known && !slices.ContainsFunc(q.Filters, crossTable) {
 		t.changes, t.numbered = now.changes, true
 	}
 	best := found[0]
@@ -328,10 +329,16 @@ func (t tableSource) walked(ctx context.Context, limit, offset int) ([]record.Ro
 		}
 	}
 	for _, f := range t.q.Filters {
-		if f.Op == record.OpIContains {
+		switch {
+		case f.Op == record.OpIContains:
 			searches = append(searches, f)
 			need(r.fields.List[f.Field].Fold)
-		} else {
+		case f.dense: // checked as walked, as a search is (refs.go)
+			searches = append(searches, f)
+			if fd := &r.fields.List[f.Field]; fd.Stored() {
+				need(fd.Column)
+			}
+		default:
 			others = append(others, f)
 		}
 	}
@@ -373,7 +380,7 @@ func (t tableSource) walkedToBound(ctx context.Context, limit, offset int, desc 
 	r := t.r
 	var others []Filter
 	for _, f := range t.q.Filters {
-		if f.Op != record.OpIContains {
+		if f.Op != record.OpIContains && !f.dense {
 			others = append(others, f)
 		}
 	}

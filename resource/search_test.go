@@ -93,7 +93,7 @@ func TestSearch_EveryPlanGivesTheAnswerOfAFilterOverEveryRecord(t *testing.T) {
 			for _, desc := range descs {
 				t.Run(desc.Name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(seed, uint64(len(desc.Name))))
-					r := newResource(desc, d, Options{PageSizeMax: 1000})
+					r := newResource(desc, d, Options{PageSizeMax: 1000, Resources: descs})
 					checkSearches(t, r, rng, fill(t, r, rng), chose)
 				})
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"personnel/casefold"
@@ -52,9 +51,9 @@ func (r *Resource) newStatements() statements {
 	fs := r.fields
 	names := db.Names{"table": r.desc.Table, "code_fold": fs.List[fs.Code].Fold}
 	cols := "r.id"
-	for i, f := range fs.List {
+	for i, c := range fs.Selected() {
 		k := fmt.Sprint("c", i)
-		names[k] = f.Column
+		names[k] = c
 		cols += ", r.{" + k + "}"
 	}
 	render := func(text string) string { return r.db.Render(text, names) }
@@ -108,94 +107,6 @@ func (r *Resource) tree(ctx context.Context) treeSQL {
 	return r.sql.walk
 }
 
-// scanner reads rows of the columns statements.columns selects.
-type scanner struct {
-	dest []any // &id, then a *nullText or *nullInt per field
-	id   int64
-}
-
-type (
-	nullText struct{ v record.Value }
-	nullInt  struct{ v record.Value }
-)
-
-// Scan implements sql.Scanner for text, choices and (on MySQL and
-// PostgreSQL, where they arrive as times) dates.
-func (n *nullText) Scan(src any) error {
-	switch s := src.(type) {
-	case nil:
-		n.v = record.Value{}
-	case string:
-		n.v = record.Value{Str: s, Valid: true}
-	case []byte:
-		n.v = record.Value{Str: string(s), Valid: true}
-	case time.Time:
-		n.v = record.Value{Str: s.Format(time.DateOnly), Valid: true}
-	default:
-		return errScan
-	}
-	return nil
-}
-
-// Scan implements sql.Scanner for integers, parent ids and booleans.
-func (n *nullInt) Scan(src any) error {
-	switch s := src.(type) {
-	case nil:
-		n.v = record.Value{}
-	case int64:
-		n.v = record.Value{Int: s, Valid: true}
-	case bool:
-		n.v = record.Value{Valid: true}
-		if s {
-			n.v.Int = 1
-		}
-	case []byte: // MySQL text protocol
-		i, err := strconv.ParseInt(string(s), 10, 64)
-		if err != nil {
-			return err
-		}
-		n.v = record.Value{Int: i, Valid: true}
-	default:
-		return errScan
-	}
-	return nil
-}
-
-type scanError struct{}
-
-func (scanError) Error() string { return "resource: unexpected column type" }
-
-var errScan error = scanError{}
-
-// newScanner returns a scanner for one row of fs; it may be reused.
-func newScanner(fs record.Fields) *scanner {
-	sc := &scanner{dest: make([]any, 1+len(fs.List))}
-	sc.dest[0] = &sc.id
-	for i, f := range fs.List {
-		switch f.Kind {
-		case record.KindInteger, record.KindParent, record.KindBoolean:
-			sc.dest[1+i] = &nullInt{}
-		default:
-			sc.dest[1+i] = &nullText{}
-		}
-	}
-	return sc
-}
-
-// row returns the row last scanned.
-func (sc *scanner) row() record.Row {
-	row := record.Row{ID: int(sc.id), Values: make([]record.Value, len(sc.dest)-1)}
-	for i, d := range sc.dest[1:] {
-		switch v := d.(type) {
-		case *nullText:
-			row.Values[i] = v.v
-		case *nullInt:
-			row.Values[i] = v.v
-		}
-	}
-	return row
-}
-
 // where writes the filters on alias a, as " WHERE ..." (nothing without
 // filters). An exact filter on a folded field also compares the folded
 // column, which is what its index is on. The substring filter via names
@@ -222,6 +133,10 @@ func (r *Resource) whereWith(s *db.SQL, a string, filters []Filter, terms []stri
 	for i, flt := range filters {
 		f := &r.fields.List[flt.Field]
 		and()
+		if f.IsRef() {
+			r.refWhere(s, a, f, flt) // refs.go
+			continue
+		}
 		if (flt.Op == record.OpExact || flt.Op == record.OpIContains) && (f.Kind == record.KindText || f.Kind == record.KindChoice) && !utf8.ValidString(flt.Value.Str) {
 			// Stored text is valid UTF-8, so this matches nothing; and
 			// PostgreSQL refuses such an argument rather than compare it.
@@ -337,6 +252,10 @@ func (r *Resource) orderBy(s *db.SQL, a string, terms []OrderBy) {
 		order := dir(t.Desc)
 		if r.db.Postgres() && t.Field != r.fields.Code && t.Field != r.fields.Name {
 			order += nulls(t.Desc)
+		}
+		if t.Target {
+			r.orderByTarget(s, a, t, order) // refs.go
+			continue
 		}
 		if f.Fold != "" {
 			s.Col(a, f.Fold).Raw(order + ", ")

@@ -50,15 +50,22 @@ func (r *Resource) query(ctx context.Context, tx db.Tx, query string, args ...an
 		return nil, err
 	}
 	defer rs.Close()
-	sc := newScanner(r.fields)
+	sc := record.NewScanner(r.fields)
 	var rows []record.Row
 	for rs.Next() {
-		if err := rs.Scan(sc.dest...); err != nil {
+		if err := rs.Scan(sc.Dest...); err != nil {
 			return nil, err
 		}
-		rows = append(rows, sc.row())
+		rows = append(rows, sc.Row())
 	}
-	return rows, rs.Err()
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	if err := rs.Close(); err != nil {
+		return nil, err
+	}
+	// The lists of refs fields, one statement a field for the page.
+	return rows, r.table.LoadRefs(ctx, tx, rows)
 }
 
 // newRow is the record a create stores: the fields in gives, and the
@@ -87,6 +94,16 @@ func (r *Resource) Create(ctx context.Context, in Input) (record.Row, error) {
 	err := r.db.InTx(ctx, func(tx db.Tx) error {
 		rows := []record.Row{row}
 		err := r.table.Insert(ctx, tx, rows)
+		var unknown *db.UnknownRefError
+		if errors.As(err, &unknown) {
+			// Refused before anything was written (refs.go): worth a query
+			// to report a taken code as well.
+			errs := r.unknownRefs(unknown)
+			if fe := r.checkCode(ctx, tx, 0, row.Values[r.fields.Code].Str); fe != nil {
+				errs = append([]apierror.FieldError{*fe}, errs...)
+			}
+			return apierror.Fields(errs...)
+		}
 		if err == nil || !refused(err) || r.db.Postgres() {
 			row.ID = rows[0].ID
 			return err
@@ -145,7 +162,7 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 		var errs []apierror.FieldError
 		codeChanged := false
 		for i := range r.fields.List {
-			if !in.Given[i] || in.Values[i] == cur.Values[i] {
+			if !in.Given[i] || in.Values[i].Equal(cur.Values[i]) {
 				continue
 			}
 			v := in.Values[i]
@@ -165,8 +182,12 @@ func (r *Resource) Update(ctx context.Context, id int, in Input, ifMatch Precond
 			out.Values[i] = v
 		}
 		if len(errs) > 0 {
-			// Already refused: now it is worth a query to report a taken
-			// code as well.
+			// Already refused: now it is worth a query or two to report a
+			// taken code and unknown references as well.
+			var unknown *db.UnknownRefError
+			if err := r.table.CheckRefs(ctx, tx, cur, out); errors.As(err, &unknown) {
+				errs = append(errs, r.unknownRefs(unknown)...)
+			}
 			if codeChanged {
 				if fe := r.checkCode(ctx, tx, id, out.Values[r.fields.Code].Str); fe != nil {
 					errs = append([]apierror.FieldError{*fe}, errs...)
@@ -331,6 +352,9 @@ func (r *Resource) writeError(err error, in Input) error {
 
 // storeError maps the errors every operation can meet.
 func (r *Resource) storeError(err error) error {
+	if e := r.refError(err); e != nil {
+		return e
+	}
 	var ae *apierror.Error
 	var busy *db.BusyError
 	switch {

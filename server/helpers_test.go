@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"personnel/auth"
@@ -35,6 +37,8 @@ type api struct {
 	// unavailable allows 503, for tests that take the database away; in
 	// any other test a 503 is a failure (a lock timeout, say).
 	unavailable bool
+	// targets are the records withTargets made, by resource and field.
+	targets *sync.Map
 }
 
 // Credentials of the editor every test API has.
@@ -68,7 +72,7 @@ func newAPIOn(t testing.TB, b dbtest.Backend, cfg *config.Config, d *db.DB, opts
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	a := &api{t: t, h: srv.Handler(), srv: srv, db: d, cfg: cfg, backend: b.Name}
+	a := &api{t: t, h: srv.Handler(), srv: srv, db: d, cfg: cfg, backend: b.Name, targets: &sync.Map{}}
 	a.contract = loadContract(t, a.h)
 	a.addUser(testUser, auth.RoleEditor, testPassword)
 	a.token = a.login(testUser, testPassword)
@@ -123,17 +127,58 @@ func forEachWhere(t *testing.T, which func(config.Resource) bool, fn func(t *tes
 				t.Run(desc.Name, func(t *testing.T) {
 					a := *a
 					a.t = t
-					fn(t, &a, res{desc})
+					fn(t, &a, res{a.withTargets(desc)})
 				})
 			}
 		})
 	}
 }
 
+// withTargets returns desc for tests that create its records: each of its
+// required references gets a record of the resource it refers to, made
+// now (so that the target's own tests never see it), whose id the field's
+// Default holds for sample to give (a reference has no default in a real
+// config).
+func (a *api) withTargets(desc config.Resource) config.Resource {
+	a.t.Helper()
+	desc.Extra = slices.Clone(desc.Extra)
+	for i, e := range desc.Extra {
+		if !e.IsRef() || !e.Required {
+			continue
+		}
+		key := desc.Name + "." + e.Name
+		if id, ok := a.targets.Load(key); ok {
+			desc.Extra[i].Default = config.String(id.(string))
+			continue
+		}
+		for _, t := range server.CompiledResources() {
+			if t.Name != e.To {
+				continue
+			}
+			if t.Name != desc.Name {
+				t = a.withTargets(t)
+			}
+			target := res{t}
+			code := fmt.Sprintf("T-%s-%s", desc.Name, e.Name)
+			if t.Limits.Code < len(code) {
+				code = code[:t.Limits.Code]
+			}
+			id := strconv.Itoa(a.create(target, code, "Target of "+desc.Name, nil))
+			a.targets.Store(key, id)
+			desc.Extra[i].Default = config.String(id)
+		}
+	}
+	return desc
+}
+
 // sample is a valid JSON value of an extra field, for the required ones a
-// create must give.
+// create must give: for a reference, the record withTargets made.
 func sample(e config.ExtraField) any {
 	switch e.Type {
+	case config.TypeRef:
+		return json.Number(*e.Default)
+	case config.TypeRefs:
+		return []any{json.Number(*e.Default)}
 	case config.TypeInteger:
 		if e.Min != nil {
 			return *e.Min
@@ -169,6 +214,8 @@ func (r res) created() map[string]string {
 		switch {
 		case e.Required:
 			v = sample(e)
+		case e.Type == config.TypeRefs:
+			v = []int{}
 		case e.Default == nil:
 			v = nil
 		case e.Type == config.TypeInteger || e.Type == config.TypeBoolean:

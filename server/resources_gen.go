@@ -23,4 +23,12 @@ var compiledResources = []config.Resource{
 		Limits: config.ResourceLimits{Code: 50, Name: 100},
 		Search: config.ResourceSearch{Code: "index", Name: "index"},
 	},
+	config.Resource{
+		Name:   "position",
+		Path:   "positions",
+		Table:  "personnel_position",
+		Fields: config.ResourceFields{Code: "position_code", Name: "position_name", Parent: "parent_position"},
+		Limits: config.ResourceLimits{Code: 50, Name: 100},
+		Search: config.ResourceSearch{Code: "index", Name: "index"},
+	},
 }

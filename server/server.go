@@ -143,6 +143,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 		CanReadAudit:  func(c *gin.Context) bool { return cfg.AuditViewers || auth.CanWrite(c) },
 		DBTimeout:     cfg.DBTimeout,
 		Without:       cfg.Without,
+		Resources:     compiledResources,
 	})
 	for _, desc := range compiledResources {
 		resource.Register(reg, desc)
@@ -245,7 +246,7 @@ func CheckResources() error {
 // d, without building the HTTP side (no secret needed): for `personnel
 // seed` and benchmarks.
 func Loaders(d *db.DB) map[string]resource.Loader {
-	reg := resource.NewRegistry(gin.New(), d, resource.Options{})
+	reg := resource.NewRegistry(gin.New(), d, resource.Options{Resources: compiledResources})
 	out := map[string]resource.Loader{}
 	for _, desc := range compiledResources {
 		out[desc.Name] = resource.Register(reg, desc)

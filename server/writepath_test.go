@@ -76,10 +76,10 @@ func TestWriteHook_ARegisteredStructureSeesEveryWriteOfEveryWritePath(t *testing
 			d.Keep(func(*db.Table) db.Keeper { return rec })
 			a := newAPIOn(t, b, cfg, d)
 			for _, desc := range server.CompiledResources() {
-				r := res{desc}
 				t.Run(desc.Name, func(t *testing.T) {
 					a := *a
 					a.t = t
+					r := res{a.withTargets(desc)}
 					expect := func(what string, want ...string) {
 						t.Helper()
 						if got := rec.take(); !slices.Equal(got, want) {

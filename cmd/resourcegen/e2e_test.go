@@ -16,22 +16,44 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// positionEntry is the resource the end-to-end test adds first, exactly as
-// an operator would.
-const positionEntry = `
-  - name: position
-    path: positions
-    table: personnel_position
+// employeeEntry is the resource the end-to-end test adds first, exactly as
+// an operator would: the README's employee, with references to the
+// shipped departments, positions and areas, under names no user would
+// pick (a user's own employee may be in the list already).
+const employeeEntry = `
+  - name: e2e_employee
+    path: e2e-employees
+    table: personnel_e2e_employee
     fields:
-      code: position_code
-      name: position_name
-      parent: parent_position
+      code: emp_code
+      name: first_name
+    extra:
+      - name: last_name
+        type: string
+        max_length: 100
+        filters: [exact, icontains]
+      - name: department
+        type: ref            # one record of another resource
+        to: department
+        required: true
+        on_delete: protect   # protect (default) | set_null | cascade
+        filters: [exact, in, isnull, under]
+      - name: position
+        type: ref
+        to: position
+        on_delete: set_null
+        filters: [exact, isnull]
+      - name: area
+        type: refs           # several records of another resource
+        to: area
+        filters: [exact, in]
 `
 
-// extraEntries are what the test then adds: typed extra fields of every
-// type on positions (as the README shows them), and a flat resource.
-const extraEntries = `    extra:
-      - name: level
+// laterEntries are what the test then adds: typed extra fields of every
+// type, and a reference, on the employees already stored; and a
+// hierarchical resource whose references cascade, protect a list, and
+// refer to its own records.
+const laterEntries = `      - name: level
         type: integer
         min: 0
         max: 100
@@ -54,29 +76,62 @@ const extraEntries = `    extra:
         type: date
         filters: [exact, gte, lte, isnull]
         ordering: true
+      - name: home_area
+        type: ref
+        to: area
+        on_delete: set_null
+        filters: [exact, isnull, under]
+        ordering: true
 
-  - name: leave_type
-    path: leave-types
-    table: personnel_leave_type
+  - name: e2e_cost_centre
+    path: e2e-cost-centres
+    table: personnel_e2e_cost_centre
     fields:
-      code: leave_code
-      name: leave_name
+      code: cc_code
+      name: cc_name
+      parent: parent_cc
     extra:
-      - name: paid
-        type: boolean
-        default: true
+      - name: department
+        type: ref
+        to: department
+        on_delete: cascade
+        filters: [exact, in, isnull, under]
+        ordering: true
+      - name: manager
+        type: ref
+        to: e2e_employee
+        on_delete: set_null
+        filters: [exact, isnull]
+      - name: staff
+        type: refs
+        to: e2e_employee
+        on_delete: protect
+        filters: [exact, in, isnull]
+      - name: regions
+        type: refs
+        to: area
+        filters: [exact, in, isnull, under]
+      - name: twin
+        type: ref
+        to: e2e_cost_centre
+        on_delete: set_null
+        filters: [exact]
+      - name: partners
+        type: refs
+        to: e2e_cost_centre
         filters: [exact]
 `
 
 // TestEndToEnd_AResourceAddedByConfigPassesTheContract runs the real
-// generator on a copy of the module with a position entry added to
-// config/resources.yaml, builds it and fills it with records; then adds
-// typed extra fields to positions and a flat leave_type resource,
-// generates again, checks that the start-up migration added the new
+// generator on a copy of the module with the README's employee (renamed)
+// added to config/resources.yaml, builds it and fills it with records;
+// then adds typed extra fields of every type and a reference to the
+// filled employees, and a hierarchical resource with references of every
+// rule, generates again, checks that the start-up migration added the new
 // columns to the filled table (with the default where there is one), and
-// runs the HTTP contract tests and the store's search test, which run
-// over every compiled resource, against both, and the admin UI's test of
-// every resource's fields in a browser.
+// runs the HTTP contract tests (the references' among them) and the
+// store's search test, which run over every compiled resource, against
+// both, and the admin UI's test of every resource's fields in a browser.
 func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, builds and tests a copy of the module")
@@ -87,7 +142,7 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	}
 	dir := t.TempDir()
 	copyModule(t, root, dir)
-	appendResources(t, dir, positionEntry)
+	appendResources(t, dir, employeeEntry)
 
 	// Built before generating, the binary refuses to start and says why.
 	out, err := goCmd(t, dir, nil, "run", "./cmd/personnel", "migrate")
@@ -98,18 +153,19 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if out, err := goCmd(t, dir, nil, "generate", "./..."); err != nil {
 		t.Fatalf("go generate: %v\n%s", err, out)
 	}
-	for _, generated := range []string{"ent/schema/position.go", "ent/position.go", "ent/position/position.go"} {
+	for _, generated := range []string{"ent/schema/e2e_employee.go", "ent/e2eemployee.go", "ent/e2eemployee/e2eemployee.go", "ent/e2eemployeearea.go"} {
 		if _, err := os.Stat(filepath.Join(dir, generated)); err != nil {
 			t.Fatalf("go generate did not write %s", generated)
 		}
 	}
 	filled := []string{"PERSONNEL_DB_DSN=" + filepath.Join(t.TempDir(), "p.db")}
-	if out, err := goCmd(t, dir, filled, "run", "./cmd/personnel", "seed", "--resource", "position", "--count", "20"); err != nil {
+	if out, err := goCmd(t, dir, filled, "run", "./cmd/personnel", "seed", "--resource", "e2e_employee", "--count", "20"); err != nil {
 		t.Fatalf("the regenerated binary does not seed: %v\n%s", err, out)
 	}
 
-	// Extra fields on the filled table, and a flat resource.
-	appendResources(t, dir, extraEntries)
+	// Extra fields and a reference on the filled table, and a resource
+	// whose references cascade, protect and refer to itself.
+	appendResources(t, dir, laterEntries)
 	if out, err := goCmd(t, dir, nil, "generate", "./..."); err != nil {
 		t.Fatalf("go generate with extra fields: %v\n%s", err, out)
 	}
@@ -129,32 +185,49 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		t.Fatalf("contract tests in the copy: %v\n%s", err, failures(out))
 	}
 	// Every contract test that ran for departments must have passed for
-	// positions too, on every backend, and every one that is not about the
-	// hierarchy for leave types; the extra-field tests must have run.
-	pass := regexp.MustCompile(`--- PASS: (Test\w+)/(\w+)/(department|position|leave_type) `)
-	ran := map[string]map[string]bool{"department": {}, "position": {}, "leave_type": {}}
+	// the hierarchical cost centres too, on every backend, and every one
+	// that is not about the hierarchy for the flat employees; the tests
+	// of extra fields and of references must have run.
+	pass := regexp.MustCompile(`--- PASS: (Test\w+)/(\w+)/(department|e2e_employee|e2e_cost_centre)(\.\w+)? `)
+	ran := map[string]map[string]bool{"department": {}, "e2e_employee": {}, "e2e_cost_centre": {}}
 	for _, m := range pass.FindAllStringSubmatch(out, -1) {
-		ran[m[3]][m[1]+"/"+m[2]] = true
+		ran[m[3]][m[1]+"/"+m[2]+m[4]] = true
 	}
 	if len(ran["department"]) < 20 {
 		t.Fatalf("only %d contract tests ran for departments:\n%s", len(ran["department"]), tail(out, 40))
 	}
 	for test := range ran["department"] {
-		if !ran["position"][test] {
-			t.Errorf("%s passed for departments but not for positions", test)
+		if !ran["e2e_cost_centre"][test] {
+			t.Errorf("%s passed for departments but not for cost centres", test)
 		}
 	}
-	if len(ran["leave_type"]) < len(ran["department"])/2 {
-		t.Errorf("only %d contract tests passed for leave types, against %d for departments", len(ran["leave_type"]), len(ran["department"]))
+	if len(ran["e2e_employee"]) < len(ran["department"])/2 {
+		t.Errorf("only %d contract tests passed for employees, against %d for departments", len(ran["e2e_employee"]), len(ran["department"]))
 	}
 	for _, test := range []string{"TestExtra_ValuesAreStoredAndRenderedByType", "TestExtra_FiltersSelectByValueInBothSpellings", "TestExtra_OrderingSortsByTheFieldThenID"} {
-		for _, r := range []string{"position", "leave_type"} {
-			if !ran[r][test+"/sqlite"] {
-				t.Errorf("%s did not pass for %s", test, r)
-			}
+		if !ran["e2e_employee"][test+"/sqlite"] {
+			t.Errorf("%s did not pass for employees", test)
 		}
 	}
-	t.Logf("%d contract tests passed for positions, %d for leave types", len(ran["position"]), len(ran["leave_type"]))
+	for _, test := range []string{
+		"TestRef_WritesTakeIdsAndReadsShowThem/sqlite.area", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.department",
+		"TestRef_ExpandShowsTheReferencedRecordsInEveryRead/sqlite.position", "TestRef_ExpandCostsOneStatementPerPage/sqlite.area",
+		"TestRef_FiltersSelectByIdListNullAndTheTargetsCodeAndName/sqlite.department", "TestRef_UnderSelectsTheRecordsOfASubtreeAsAWalkInGoDoes/sqlite.department",
+		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.position", "TestRef_ADeleteRacingACreateThatRefersToItNeverLeavesADanglingReference/sqlite.department",
+		"TestRef_OrderingByTheIdAndByTheTargetsName/sqlite.home_area", "TestRef_TheOpenAPIDocumentTypesReferences/sqlite.area",
+		"TestRef_KeepersSeeAChangedReferenceAsAChangeOfTheField/sqlite.position", "TestRef_AChangedReferenceIsAChangeOfTheRecord/sqlite.area",
+	} {
+		if !ran["e2e_employee"][test] {
+			t.Errorf("%s did not pass for employees", test)
+		}
+	}
+	for _, test := range []string{"TestRef_ACascadeThroughAHierarchyGoesFromTheLeavesOrNotAtAll/sqlite.department",
+		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.twin"} {
+		if !ran["e2e_cost_centre"][test] {
+			t.Errorf("%s did not pass for cost centres", test)
+		}
+	}
+	t.Logf("%d contract tests passed for employees, %d for cost centres", len(ran["e2e_employee"]), len(ran["e2e_cost_centre"]))
 
 	// The admin UI shows both, each field with its own kind of input and
 	// each filter with a control, with no code of their own.
@@ -166,12 +239,12 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		t.Logf("the admin UI was not checked: %s", tail(out, 5))
 		return
 	}
-	for _, r := range []string{"position", "leave_type"} {
+	for _, r := range []string{"e2e_employee", "e2e_cost_centre"} {
 		if !regexp.MustCompile(`--- PASS: ` + adminFieldsTest + `/\w+/` + r + ` `).MatchString(out) {
 			t.Errorf("the admin UI's test did not pass for %s:\n%s", r, tail(out, 40))
 		}
 	}
-	t.Logf("the admin UI showed positions and leave types with their fields and filters")
+	t.Logf("the admin UI showed employees and cost centres with their fields and filters")
 }
 
 // adminFieldsTest is the browser test that holds every compiled resource's
@@ -191,8 +264,9 @@ func appendResources(t *testing.T, dir, entries string) {
 	}
 }
 
-// checkMigrated checks the positions seeded before the extra fields
-// existed: each got the default of active and null for the others.
+// checkMigrated checks the employees seeded before the extra fields
+// existed: each got the default of active and null for the others, the
+// new reference too, and kept what it had (its substring index rows).
 func checkMigrated(t *testing.T, path string) {
 	t.Helper()
 	d, err := sql.Open("sqlite", path)
@@ -200,11 +274,12 @@ func checkMigrated(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var total, defaulted int
-	err = d.QueryRow("SELECT COUNT(*), COUNT(CASE WHEN active = 1 AND level IS NULL AND description IS NULL AND grade IS NULL AND valid_from IS NULL THEN 1 END) FROM personnel_position").
-		Scan(&total, &defaulted)
-	if err != nil || total != 20 || defaulted != 20 {
-		t.Fatalf("after migrating 20 positions: %d rows, %d with the defaults (%v)", total, defaulted, err)
+	var total, defaulted, indexed int
+	err = d.QueryRow("SELECT COUNT(*), COUNT(CASE WHEN active = 1 AND level IS NULL AND description IS NULL AND grade IS NULL AND valid_from IS NULL AND home_area_id IS NULL THEN 1 END), "+
+		"(SELECT COUNT(DISTINCT id) FROM personnel_e2e_employee_emp_code_fold_substr) FROM personnel_e2e_employee").
+		Scan(&total, &defaulted, &indexed)
+	if err != nil || total != 20 || defaulted != 20 || indexed != 20 {
+		t.Fatalf("after migrating 20 employees: %d rows, %d with the defaults, %d indexed (%v)", total, defaulted, indexed, err)
 	}
 }
 

@@ -54,7 +54,7 @@ func run(resourcesPath, schemaDir, registryPath string) error {
 	want := map[string]bool{}
 	for _, r := range rs {
 		name := filepath.Join(schemaDir, r.Name+".go")
-		if err := write(name, schemaTmpl, r); err != nil {
+		if err := write(name, schemaTmpl, schemaData{r, rs}); err != nil {
 			return err
 		}
 		want[name] = true
@@ -133,7 +133,55 @@ func removeStale(dir string, want map[string]bool) error {
 	return nil
 }
 
-var funcs = template.FuncMap{"marker": func() string { return marker }, "literal": literal}
+var funcs = template.FuncMap{"marker": func() string { return marker }, "literal": literal, "refs": refsOf, "listedBy": listedBy}
+
+// listing is a refs field of another resource that refers to a resource.
+type listing struct{ Owner, Resource, Field string }
+
+// listedBy lists the refs fields of the other resources of rs that refer
+// to r.
+func listedBy(r config.Resource, rs []config.Resource) []listing {
+	var out []listing
+	for _, o := range rs {
+		for _, e := range o.Extra {
+			if e.Type == config.TypeRefs && e.To == r.Name && o.Name != r.Name {
+				out = append(out, listing{o.TypeName(), o.Name, e.Name})
+			}
+		}
+	}
+	return out
+}
+
+// schemaRef is a ref or refs field as the schema template writes it: the
+// Ent type it refers to, and for refs the table of its pairs.
+type schemaRef struct {
+	Field, Target                       string
+	Refs                                bool
+	Type, Table, OwnerColumn, TargetCol string
+}
+
+// refsOf lists the ref and refs fields of r, each with its target's Ent
+// type, found in rs (which config.ParseResources has checked).
+func refsOf(r config.Resource, rs []config.Resource) []schemaRef {
+	var out []schemaRef
+	for _, e := range r.Extra {
+		if !e.IsRef() {
+			continue
+		}
+		ref := schemaRef{Field: e.Name}
+		for _, t := range rs {
+			if t.Name == e.To {
+				ref.Target = t.TypeName()
+			}
+		}
+		if e.Type == config.TypeRefs {
+			ref.Refs, ref.Type, ref.Table = true, r.RefsTypeName(e), r.RefsTable(e)
+			ref.OwnerColumn, ref.TargetCol = r.RefsColumns(e)
+		}
+		out = append(out, ref)
+	}
+	return out
+}
 
 // literal writes r as a Go composite literal of config.Resource, which both
 // the schema and the server's list carry.
@@ -177,12 +225,25 @@ func literal(r config.Resource) string {
 			if e.Search != "" {
 				fmt.Fprintf(&b, ", Search: %q", e.Search)
 			}
+			if e.To != "" {
+				fmt.Fprintf(&b, ", To: %q", e.To)
+			}
+			if e.OnDelete != "" {
+				fmt.Fprintf(&b, ", OnDelete: %q", e.OnDelete)
+			}
 			b.WriteString("},\n")
 		}
 		b.WriteString("},\n")
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// schemaData is what the schema template writes a resource's file from:
+// the resource, and the list, where its references' targets are.
+type schemaData struct {
+	config.Resource
+	All []config.Resource
 }
 
 var schemaTmpl = template.Must(template.New("schema").Funcs(funcs).Parse(`{{ marker }}
@@ -205,10 +266,45 @@ func ({{ .TypeName }}) Mixin() []ent.Mixin {
 	return []ent.Mixin{
 		Reference{
 			Self:     {{ .TypeName }}.Type,
-			Resource: {{ literal . }},
+			Resource: {{ literal .Resource }},
+{{- with refs .Resource .All }}
+			Targets: map[string]any{
+{{- range . }}
+				{{ printf "%q" .Field }}: {{ .Target }}.Type,
+{{- end }}
+			},
+			RefsTables: map[string]any{
+{{- range . }}{{ if .Refs }}
+				{{ printf "%q" .Field }}: {{ .Type }}.Type,
+{{- end }}{{ end }}
+			},
+{{- end }}
+{{- with listedBy .Resource .All }}
+			ListedBy: []ListedBy{
+{{- range . }}
+				{Owner: {{ .Owner }}.Type, Resource: {{ printf "%q" .Resource }}, Field: {{ printf "%q" .Field }}},
+{{- end }}
+			},
+{{- end }}
 		},
 	}
 }
+{{- $owner := .TypeName }}{{ $name := .Name }}
+{{- range refs .Resource .All }}{{ if .Refs }}
+
+// {{ .Type }} is the table of the {{ $name }} records' {{ .Field }} lists.
+type {{ .Type }} struct {
+	ent.Schema
+}
+
+// Mixin makes {{ .Type }} the pairs of ids of {{ .Table }}.
+func ({{ .Type }}) Mixin() []ent.Mixin {
+	return []ent.Mixin{
+		RefsTable{Owner: {{ $owner }}.Type, Target: {{ .Target }}.Type, Table: {{ printf "%q" .Table }},
+			OwnerColumn: {{ printf "%q" .OwnerColumn }}, TargetColumn: {{ printf "%q" .TargetCol }}},
+	}
+}
+{{- end }}{{ end }}
 `))
 
 var registryTmpl = template.Must(template.New("registry").Funcs(funcs).Parse(`{{ marker }}

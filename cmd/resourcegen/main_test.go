@@ -111,3 +111,38 @@ func TestRun_ABadEntryFailsNamingItAndWritesNothing(t *testing.T) {
 		t.Fatalf("files written despite the error: %v", entries)
 	}
 }
+
+func TestRun_WritesReferencesAsEdgesAndTheTablesOfLists(t *testing.T) {
+	y, schemaDir, registry := workspace(t, `resources:
+  - name: area
+    path: areas
+    table: personnel_area
+    fields: {code: area_code, name: area_name, parent: parent_area}
+  - name: employee
+    path: employees
+    table: personnel_employee
+    fields: {code: emp_code, name: first_name}
+    extra:
+      - {name: manager, type: ref, to: employee, on_delete: set_null}
+      - {name: area, type: refs, to: area, filters: [exact, in]}
+`)
+	if err := run(y, schemaDir, registry); err != nil {
+		t.Fatal(err)
+	}
+	employee, _ := os.ReadFile(filepath.Join(schemaDir, "employee.go"))
+	for _, want := range []string{
+		`{Name: "manager", Type: "ref", To: "employee", OnDelete: "set_null"}`,
+		`{Name: "area", Type: "refs", Filters: []string{"exact", "in"}, To: "area", OnDelete: "remove"}`,
+		`"manager": Employee.Type,`, `"area":    Area.Type,`, `"area": EmployeeArea.Type,`,
+		"type EmployeeArea struct", `RefsTable{Owner: Employee.Type, Target: Area.Type, Table: "personnel_employee_area",`,
+		`OwnerColumn: "employee_id", TargetColumn: "area_id"}`,
+	} {
+		if !strings.Contains(string(employee), want) {
+			t.Errorf("employee.go lacks %q:\n%s", want, employee)
+		}
+	}
+	area, _ := os.ReadFile(filepath.Join(schemaDir, "area.go"))
+	if want := `{Owner: Employee.Type, Resource: "employee", Field: "area"}`; !strings.Contains(string(area), want) {
+		t.Errorf("area.go lacks %q:\n%s", want, area)
+	}
+}

@@ -278,6 +278,51 @@ var (
 			},
 		},
 	}
+	// PersonnelPositionColumns holds the columns for the "personnel_position" table.
+	PersonnelPositionColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "position_code", Type: field.TypeString, Size: 50},
+		{Name: "position_code_fold", Type: field.TypeString, Size: 150},
+		{Name: "position_name", Type: field.TypeString, Size: 100},
+		{Name: "position_name_fold", Type: field.TypeString, Size: 300},
+		{Name: "parent_position_id", Type: field.TypeInt, Nullable: true},
+	}
+	// PersonnelPositionTable holds the schema information for the "personnel_position" table.
+	PersonnelPositionTable = &schema.Table{
+		Name:       "personnel_position",
+		Columns:    PersonnelPositionColumns,
+		PrimaryKey: []*schema.Column{PersonnelPositionColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "personnel_position_personnel_position_children",
+				Columns:    []*schema.Column{PersonnelPositionColumns[5]},
+				RefColumns: []*schema.Column{PersonnelPositionColumns[0]},
+				OnDelete:   schema.Restrict,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "position_position_code_fold",
+				Unique:  true,
+				Columns: []*schema.Column{PersonnelPositionColumns[2]},
+			},
+			{
+				Name:    "position_position_name_fold_position_name",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelPositionColumns[4], PersonnelPositionColumns[3]},
+			},
+			{
+				Name:    "position_parent_position_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelPositionColumns[5]},
+			},
+			{
+				Name:    "position_id",
+				Unique:  false,
+				Columns: []*schema.Column{PersonnelPositionColumns[0]},
+			},
+		},
+	}
 	// PersonnelReplicaColumns holds the columns for the "personnel_replica" table.
 	PersonnelReplicaColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -323,6 +368,7 @@ var (
 		PersonnelDerivedTable,
 		PersonnelFeedHorizonTable,
 		PersonnelLoginFailureTable,
+		PersonnelPositionTable,
 		PersonnelReplicaTable,
 		PersonnelUserTable,
 	}
@@ -358,6 +404,10 @@ func init() {
 	}
 	PersonnelLoginFailureTable.Annotation = &entsql.Annotation{
 		Table: "personnel_login_failure",
+	}
+	PersonnelPositionTable.ForeignKeys[0].RefTable = PersonnelPositionTable
+	PersonnelPositionTable.Annotation = &entsql.Annotation{
+		Table: "personnel_position",
 	}
 	PersonnelReplicaTable.Annotation = &entsql.Annotation{
 		Table: "personnel_replica",

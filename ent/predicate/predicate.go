@@ -33,6 +33,9 @@ type FeedHorizon func(*sql.Selector)
 // LoginFailure is the predicate function for loginfailure builders.
 type LoginFailure func(*sql.Selector)
 
+// Position is the predicate function for position builders.
+type Position func(*sql.Selector)
+
 // Replica is the predicate function for replica builders.
 type Replica func(*sql.Selector)
 

@@ -623,6 +623,188 @@ table "personnel_login_failure" {
     columns = [column.at]
   }
 }
+table "personnel_position" {
+  schema = schema.main
+  column "id" {
+    null = false
+    type = bigint
+    identity {
+      generated = BY_DEFAULT
+    }
+  }
+  column "position_code" {
+    null = false
+    type = varchar
+  }
+  column "position_code_fold" {
+    null = false
+    type = varchar
+  }
+  column "position_name" {
+    null = false
+    type = varchar
+  }
+  column "position_name_fold" {
+    null = false
+    type = varchar
+  }
+  column "parent_position_id" {
+    null = true
+    type = bigint
+  }
+  primary_key {
+    columns = [column.id]
+  }
+  foreign_key "personnel_position_personnel_position_children" {
+    columns     = [column.parent_position_id]
+    ref_columns = [column.id]
+    on_delete   = RESTRICT
+  }
+  index "position_position_code_fold" {
+    unique  = true
+    columns = [column.position_code_fold]
+  }
+  index "position_position_name_fold_position_name" {
+    columns = [column.position_name_fold, column.position_name]
+  }
+  index "position_parent_position_id" {
+    columns = [column.parent_position_id]
+  }
+  index "position_id" {
+    columns = [column.id]
+  }
+}
+table "personnel_position_below" {
+  schema = schema.main
+  column "ancestor" {
+    null = false
+    type = bigint
+  }
+  column "slot" {
+    null = false
+    type = integer
+  }
+  column "records" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.ancestor, column.slot]
+  }
+}
+table "personnel_position_blocks" {
+  schema = schema.main
+  column "block" {
+    null = false
+    type = bigint
+  }
+  column "slot" {
+    null = false
+    type = integer
+  }
+  column "records" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.block, column.slot]
+  }
+}
+table "personnel_position_changes" {
+  schema = schema.main
+  column "slot" {
+    null = false
+    type = integer
+  }
+  column "changes" {
+    null = false
+    type = bigint
+  }
+  primary_key {
+    columns = [column.slot]
+  }
+}
+table "personnel_position_closure" {
+  schema = schema.main
+  column "descendant" {
+    null = false
+    type = bigint
+  }
+  column "ancestor" {
+    null = false
+    type = bigint
+  }
+  column "depth" {
+    null = false
+    type = integer
+  }
+  primary_key {
+    columns = [column.descendant, column.ancestor]
+  }
+  foreign_key "personnel_position_closure_fk" {
+    columns     = [column.descendant]
+    ref_columns = [table.personnel_position.column.id]
+    on_update   = NO_ACTION
+    on_delete   = CASCADE
+  }
+  index "personnel_position_closure_down" {
+    columns = [column.ancestor, column.descendant, column.depth]
+  }
+}
+table "personnel_position_position_code_fold_substr" {
+  schema = schema.main
+  column "id" {
+    null = false
+    type = bigint
+  }
+  column "gram" {
+    null = false
+    type = character_varying(16)
+  }
+  column "lcp" {
+    null = false
+    type = smallint
+  }
+  primary_key {
+    columns = [column.id, column.gram]
+  }
+  foreign_key "personnel_position_position_code_fold_substr_fk" {
+    columns     = [column.id]
+    ref_columns = [table.personnel_position.column.id]
+    on_update   = NO_ACTION
+    on_delete   = CASCADE
+  }
+  index "personnel_position_position_code_fold_substr_gram" {
+    columns = [column.gram, column.lcp, column.id]
+  }
+}
+table "personnel_position_position_name_fold_substr" {
+  schema = schema.main
+  column "id" {
+    null = false
+    type = bigint
+  }
+  column "gram" {
+    null = false
+    type = character_varying(16)
+  }
+  column "lcp" {
+    null = false
+    type = smallint
+  }
+  primary_key {
+    columns = [column.id, column.gram]
+  }
+  foreign_key "personnel_position_position_name_fold_substr_fk" {
+    columns     = [column.id]
+    ref_columns = [table.personnel_position.column.id]
+    on_update   = NO_ACTION
+    on_delete   = CASCADE
+  }
+  index "personnel_position_position_name_fold_substr_gram" {
+    columns = [column.gram, column.lcp, column.id]
+  }
+}
 table "personnel_replica" {
   schema = schema.main
   column "id" {
