@@ -91,11 +91,12 @@ type metadata struct {
 }
 
 // kindTypes are DRF's type names of the fields each kind is (its
-// label_lookup): a parent is a PrimaryKeyRelatedField, which DRF calls a
-// "field".
+// label_lookup): a parent or a ref is a PrimaryKeyRelatedField and refs a
+// ManyRelatedField, both of which DRF calls a "field".
 var kindTypes = map[record.Kind]string{
 	record.KindText: "string", record.KindChoice: "choice", record.KindInteger: "integer",
 	record.KindBoolean: "boolean", record.KindDate: "date", record.KindParent: "field",
+	record.KindRef: "field", record.KindRefs: "field",
 }
 
 // label is the label DRF gives a model field: its name with spaces for

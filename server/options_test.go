@@ -138,6 +138,11 @@ func checkAction(t *testing.T, r res, method string, b optionsBody) {
 			if f.Type != "choice" || !slices.Equal(got, e.Choices) {
 				t.Errorf("%s: %+v, want the choices %v", e.Name, f, e.Choices)
 			}
+		case config.TypeRef, config.TypeRefs:
+			// DRF calls a PrimaryKeyRelatedField and a ManyRelatedField "field".
+			if f.Type != "field" || f.Choices != nil {
+				t.Errorf("%s: %+v, want a related field", e.Name, f)
+			}
 		default:
 			if f.Type != e.Type {
 				t.Errorf("%s: type %q, want %q", e.Name, f.Type, e.Type)
