@@ -143,7 +143,8 @@ func (r *Resource) ParseQuery(values url.Values, extra ...string) (Query, error)
 	if v, ok := last(values, "page"); ok {
 		if v == "last" {
 			q.Last = true
-		} else if p, valid := positiveInt(v); valid && p != math.MaxInt {
+		} else if p, valid := pythonInt(v); valid && p > 0 && p != math.MaxInt {
+			// Django's Paginator reads the page with int() too.
 			q.Page = p
 		} else {
 			return Query{}, errInvalidPage()

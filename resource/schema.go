@@ -179,8 +179,9 @@ func (r *Resource) Schemas() map[string]any {
 // listParams are the query parameters of a list (and of descendants).
 func (r *Resource) listParams() []Param {
 	ps := []Param{
-		{Name: "page", In: "query", Doc: "Page number from 1, or `last`. A page that is not one, or past the last, is a 404.",
-			Schema: obj{"type": "string", "pattern": "^([1-9][0-9]*|last)$"}},
+		{Name: "page", In: "query", Doc: "Page number from 1, read as Python's int() reads it (as Django's paginator does: \"+2\" and \" 2 \" are 2), or `last`. " +
+			"A page that is not one, or past the last, is a 404.",
+			Schema: obj{"type": "string"}},
 		{Name: "page_size", In: "query", Doc: fmt.Sprintf("Records per page (default %d), read as Python's int() reads it (\"+1\", \" 1 \" and \"1_0\" are 1, 1 and 10); "+
 			"above %d is clamped; not a positive integer: the default (strict mode: 400).", DefaultPageSize, r.opts.PageSizeMax),
 			Schema: obj{"type": "string"}},

@@ -75,6 +75,22 @@ func TestList_InvalidPageIs404(t *testing.T) {
 	})
 }
 
+func TestList_PageIsReadAsPythonsIntAsDjangosPaginatorReadsIt(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		seedNamed(a, r, 12, "x")
+		want := a.list(r, "page_size=5&page=2")
+		for _, page := range []string{"+2", " 2 ", "0_2", "\t2\n"} {
+			lb := a.list(r, "page_size=5&page="+url.QueryEscape(page))
+			if lb.Count != 12 || len(lb.Data) != len(want.Data) || lb.Data[0].ID != want.Data[0].ID {
+				t.Errorf("page=%q: %+v, want page 2", page, lb)
+			}
+		}
+		for _, page := range []string{"-2", "2_", "+", "2.0"} {
+			wantError(t, a.do(http.MethodGet, r.query("page_size=5&page="+url.QueryEscape(page)), nil), http.StatusNotFound)
+		}
+	})
+}
+
 func TestList_PageLastAndCountOfMatches(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
 		seedNamed(a, r, 12, "x")
