@@ -581,8 +581,11 @@ func (e ExtraField) CheckValue(v string) string {
 			return `not "true" or "false"`
 		}
 	case TypeDate:
-		if _, err := time.Parse(time.DateOnly, v); err != nil {
+		if d, err := time.Parse(time.DateOnly, v); err != nil {
 			return "not a date written YYYY-MM-DD"
+		} else if d.Year() < 1 {
+			// The API refuses year 0 (PostgreSQL has none), so a default must too.
+			return "before year 1"
 		}
 	case TypeChoice:
 		if !slices.Contains(e.Choices, v) {

@@ -64,6 +64,7 @@ func TestParseResources_BadEntriesNameTheEntry(t *testing.T) {
 		{"extra of an unknown type", "resources:\n" + good + "    extra:\n      - {name: level, type: float}\n", `extra "level": type "float" is not one of`},
 		{"extra filter its type lacks", "resources:\n" + good + "    extra:\n      - {name: level, type: integer, filters: [icontains]}\n", `filters: "icontains" is not a filter of a integer`},
 		{"extra default of the wrong type", "resources:\n" + good + "    extra:\n      - {name: active, type: boolean, default: maybe}\n", `default "maybe": not "true" or "false"`},
+		{"extra default date of year 0", "resources:\n" + good + "    extra:\n      - {name: since, type: date, default: \"0000-01-01\"}\n", `default "0000-01-01": before year 1`},
 		{"extra default outside the bounds", "resources:\n" + good + "    extra:\n      - {name: level, type: integer, min: 0, max: 9, default: 10}\n", `default "10": above max 9`},
 		{"extra choice without choices", "resources:\n" + good + "    extra:\n      - {name: grade, type: choice}\n", `choices: a choice field needs at least one`},
 		{"extra isnull on a required field", "resources:\n" + good + "    extra:\n      - {name: grade, type: choice, choices: [a], required: true, filters: [isnull]}\n", `isnull applies to optional fields only`},
