@@ -119,7 +119,7 @@ func TestFeed_AConsumerFollowingTheFeedWhileWritersWriteEndsWithTheTable(t *test
 				t.Run(desc.Name, func(t *testing.T) {
 					a := *a
 					a.t = t
-					followTheFeedWhileWritersWrite(t, &a, res{desc})
+					followTheFeedWhileWritersWrite(t, &a, res{a.withTargets(desc)})
 				})
 			}
 		})
