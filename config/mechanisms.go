@@ -21,13 +21,10 @@ type Mechanisms struct {
 	// GroupCommit: on SQLite each write commits on its own, not batched
 	// with the writes queued behind it.
 	GroupCommit bool
-	// LogEncoder: request lines are encoded by slog's JSON handler, not by
-	// hand.
-	LogEncoder bool
 }
 
 // MechanismNames are the names PERSONNEL_WITHOUT takes, in order.
-var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit", "log_encoder"}
+var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit"}
 
 // named returns the field of m that name turns off.
 func (m *Mechanisms) named(name string) (*bool, bool) {
@@ -42,8 +39,6 @@ func (m *Mechanisms) named(name string) (*bool, bool) {
 		return &m.Planner, true
 	case "group_commit":
 		return &m.GroupCommit, true
-	case "log_encoder":
-		return &m.LogEncoder, true
 	}
 	return nil, false
 }

@@ -25,14 +25,6 @@ func HoldRequests(d time.Duration) Option {
 	return func(lw *lineWriter) { lw.interval = d }
 }
 
-// EncodeRequestsBySlog has request lines (LogRequest) encoded by slog's
-// JSON handler, as any other line, and written at once: the same lines,
-// at slog's cost, to measure what encoding them by hand wins
-// (PERSONNEL_WITHOUT=log_encoder).
-func EncodeRequestsBySlog() Option {
-	return func(lw *lineWriter) { lw.bySlog = true }
-}
-
 // New returns a logger writing to w in format ("text", "json", or "auto":
 // text when w is a terminal) at level.
 func New(w io.Writer, format string, level slog.Leveler, opts ...Option) *slog.Logger {
@@ -50,10 +42,7 @@ func New(w io.Writer, format string, level slog.Leveler, opts ...Option) *slog.L
 	if format == "text" {
 		return slog.New(requestIDHandler{Handler: slog.NewTextHandler(lw, ho)})
 	}
-	if lw.bySlog {
-		return slog.New(requestIDHandler{Handler: slog.NewJSONHandler(lw, ho)})
-	}
-	return slog.New(requestIDHandler{Handler: slog.NewJSONHandler(lw, ho), lines: lw})
+	return slog.New(requestIDHandler{Handler: slog.NewJSONHandler(lw, ho), held: slog.NewJSONHandler(heldLines{lw}, ho), lines: lw})
 }
 
 // Flush writes the request lines l holds, if any.
@@ -79,9 +68,10 @@ func RequestID(ctx context.Context) string {
 // requestIDHandler adds the request id of a record's context.
 type requestIDHandler struct {
 	slog.Handler
-	// lines is set on the JSON logger New makes, and on no logger derived
-	// from it (whose attributes or groups LogRequest would leave out): it
-	// is the writer LogRequest writes its lines to itself.
+	// held and lines are set on the JSON logger New makes, and on no
+	// logger derived from it (whose attributes or groups held would leave
+	// out): held encodes the request lines LogRequest may hold into lines.
+	held  slog.Handler
 	lines *lineWriter
 }
 

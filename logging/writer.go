@@ -21,7 +21,15 @@ type lineWriter struct {
 	interval time.Duration // 0: request lines are written at once too
 	held     []byte
 	armed    bool // a flush is scheduled
-	bySlog   bool // request lines are encoded by slog, not by LogRequest
+}
+
+// heldLines is the writer of the lines that may be held: slog's JSON
+// handler writes each line in one call.
+type heldLines struct{ lw *lineWriter }
+
+func (h heldLines) Write(p []byte) (int, error) {
+	h.lw.hold(p)
+	return len(p), nil
 }
 
 // Write writes p at once, after any lines held.
@@ -32,7 +40,7 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 	return lw.w.Write(p)
 }
 
-// hold writes a request line within the interval.
+// hold writes a request line within the interval. It keeps a copy of p.
 func (lw *lineWriter) hold(p []byte) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()

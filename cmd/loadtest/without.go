@@ -16,9 +16,6 @@ type mechanism struct {
 	name string
 	// off is the environment that turns it off.
 	off []string
-	// both is set on both services, so that they differ in the mechanism
-	// alone.
-	both []string
 	// scenarios are matched by prefix (deep_page_ names its page).
 	scenarios []string
 	// sqliteOnly: the mechanism exists on SQLite alone.
@@ -35,9 +32,6 @@ var mechanisms = []mechanism{
 	{name: "planner", off: []string{"PERSONNEL_WITHOUT=planner"},
 		scenarios: []string{"icontains_selective", "icontains_broad", "icontains_short", "icontains_broad_1_in_20_updates"}},
 	{name: "group_commit", off: []string{"PERSONNEL_WITHOUT=group_commit"}, scenarios: []string{"create", "update"}, sqliteOnly: true},
-	// Lines encoded by slog are written at once: both write them at once
-	// here, so that the encoding alone differs.
-	{name: "log_encoder", off: []string{"PERSONNEL_WITHOUT=log_encoder"}, both: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
 	{name: "log_hold", off: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
 }
 
@@ -90,7 +84,7 @@ func measureMechanisms(bin, dir, backend string, env []string, n, conns int, d t
 }
 
 func measureMechanism(bin, dir, backend string, env []string, m mechanism, n, conns int, d time.Duration, only string) error {
-	base := append(slices.Clone(env), m.both...)
+	base := slices.Clone(env)
 	with, err := start(bin, dir, "with-"+m.name, base)
 	if err != nil {
 		return err

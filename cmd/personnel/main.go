@@ -254,11 +254,7 @@ func setupLogging(cfg *config.Config, w io.Writer) {
 	if quietLogs && level < slog.LevelWarn {
 		level = slog.LevelWarn
 	}
-	opts := []logging.Option{logging.HoldRequests(cfg.LogHold)}
-	if cfg.Without.LogEncoder {
-		opts = append(opts, logging.EncodeRequestsBySlog())
-	}
-	slog.SetDefault(logging.New(w, cfg.LogFormat, level, opts...))
+	slog.SetDefault(logging.New(w, cfg.LogFormat, level, logging.HoldRequests(cfg.LogHold)))
 }
 
 // openDB opens and migrates the database, waiting for it first when it
