@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 // a consumer that has read 11 never sees 10. So entries are numbered
 // after they commit, by the sequencer: one at a time across replicas (a
 // lock), it numbers, in one transaction, the committed entries that have
-// no number yet, from one past the highest number given. An entry becomes
+// no number yet, above the highest number given. An entry becomes
 // readable only with its number, and every number a sequencer gives is
 // higher than every number visible before it ran: a consumer that read up
 // to seq n and asks for what follows n misses nothing.
@@ -250,8 +249,9 @@ func (t *Table) FeedEnd(ctx context.Context) (int64, error) {
 }
 
 // sequenceBatch is how many entries one transaction of the sequencer
-// numbers.
-const sequenceBatch = 500
+// numbers: a bulk load leaves as many unnumbered entries as it wrote
+// records, which the first read of the feed numbers.
+const sequenceBatch = 5000
 
 // Sequence numbers the committed entries that have no number yet (see
 // the top of this file). One replica at a time does it; when another is
@@ -283,22 +283,15 @@ func (d *DB) Sequence(ctx context.Context) error {
 				return err
 			}
 			n = len(list)
-			var b strings.Builder
-			b.WriteString("UPDATE {change} SET seq = CASE id")
-			args := make([]any, 0, 3*n)
-			then := " WHEN ? THEN ?"
-			if d.Postgres() {
-				then += "::bigint" // PostgreSQL would take the parameter for text
-			}
-			for i, id := range list {
-				b.WriteString(then)
-				args = append(args, id, top+int64(i)+1)
-			}
-			b.WriteString(" END WHERE id IN (" + Marks(n) + ")")
+			// Numbers follow the ids (the order the entries were written
+			// in), after every number given before: id + (top + 1 - the
+			// first id). They need not be consecutive, only increasing.
+			args := make([]any, 0, n+1)
+			args = append(args, top+1-int64(list[0]))
 			for _, id := range list {
 				args = append(args, id)
 			}
-			_, err = tx.ExecContext(ctx, d.Render(b.String(), names), args...)
+			_, err = tx.ExecContext(ctx, d.Render("UPDATE {change} SET seq = id + ? WHERE id IN ("+Marks(n)+")", names), args...)
 			return err
 		})
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"personnel/db"
 	"personnel/db/dbtest"
 	store "personnel/record"
+	"personnel/seed"
 	"personnel/server"
 )
 
@@ -283,5 +284,46 @@ func TestFeed_AWaitingReadWakesWhenAnotherReplicaWrites(t *testing.T) {
 			t.Fatalf("the waiting read answered %+v after %s, want the change of %d", p, time.Since(began).Round(time.Millisecond), id)
 		}
 		t.Logf("woke %s after the write", time.Since(began)-300*time.Millisecond)
+	})
+}
+
+// A bulk load leaves more unnumbered entries than the sequencer numbers
+// in one transaction: the next read numbers them all, in the order they
+// were written, before the entries written after them.
+func TestFeed_ABulkLoadIsNumberedInOrderBeforeLaterWrites(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		if r.Name != "department" {
+			return // the sequencer is one for every table
+		}
+		first := a.create(r, "BEFORE", "before", nil)
+		l := server.Loaders(a.db)[r.Name]
+		ctx := cliContext("seed")
+		const n = 10_001 // two transactions of the sequencer and one more entry
+		if err := l.BulkLoad(ctx, func() error {
+			return seed.Fill(ctx, l, seed.Options{Count: n, Seed: 3, First: 10})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		last := a.create(r, "AFTER", "after", nil)
+		var order []int
+		m := mirror{}
+		cursor := ""
+		for {
+			p := a.changes(r, cursor, "&limit=1000")
+			m.apply(p)
+			for _, c := range p.Changes {
+				order = append(order, c.ID)
+			}
+			cursor = p.Cursor
+			if !p.More {
+				break
+			}
+		}
+		if len(order) != n+2 || order[0] != first || order[len(order)-1] != last {
+			t.Fatalf("%d changes, first %d, last %d; want %d, %d first, %d last", len(order), order[0], order[len(order)-1], n+2, first, last)
+		}
+		if want := a.table(r); !maps.Equal(m, want) {
+			t.Fatalf("the consumer has %d records, the table %d", len(m), len(want))
+		}
 	})
 }

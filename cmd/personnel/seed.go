@@ -82,6 +82,11 @@ func seedCommand(args []string, stdout, stderr io.Writer) error {
 			return seed.Fill(ctx, l, seed.Options{Count: *count, Seed: *randSeed, First: held[name] + 1, Progress: bar.update})
 		})
 		bar.finish()
+		if err == nil {
+			// Number the load's change feed entries now, rather than in
+			// the first read of the feed, which has a request's deadline.
+			err = d.Sequence(ctx)
+		}
 		if err != nil {
 			return err
 		}
