@@ -73,6 +73,8 @@ func TestAdmin_ARefIsChosenWithThePickerSavedAsItsIdAndListedByName(t *testing.T
 	forEachBackend(t, func(t *testing.T, s *site) {
 		page := s.open(t)
 		page.signIn(editorName)
+		viewerPage := s.open(t)
+		viewerPage.signIn(viewerName)
 		for i, c := range fields {
 			t.Run(c.r.Name+"."+c.e.Name, func(t *testing.T) {
 				tb := page.on(t)
@@ -112,6 +114,11 @@ func TestAdmin_ARefIsChosenWithThePickerSavedAsItsIdAndListedByName(t *testing.T
 				if !page.requestedWith(fmt.Sprintf("%s/%s/?", server.APIRoot, c.r.Path), "expand=") {
 					t.Errorf("the table's list did not ask for ?expand=")
 				}
+				// A viewer reads it as text, by name.
+				viewer := viewerPage.on(t)
+				viewer.goTo(fmt.Sprintf("#/%s/table/%d", c.r.Path, id))
+				viewer.waitText(".detail-pane dl dd", label)
+
 				href := eval[string](tb, fmt.Sprintf(`[...document.querySelectorAll('.list-pane tr[data-id="%d"] td.ref a')].find((a) => a.textContent === %s).getAttribute("href")`, id, js(label)))
 				if want := fmt.Sprintf("#/%s/table/%d", c.to.Path, picked); href != want {
 					t.Errorf("the name links to %q, want %q", href, want)
