@@ -557,16 +557,26 @@ func (r *Resource) refSchemas(s map[string]any) {
 }
 
 // refSchema is the schema of a reference's value as rendered: its id (or
-// ids), or with ?expand= the referenced record.
+// ids), or with ?expand= the referenced record. x-personnel-ref names the
+// path of the resource referred to (departments), so that a program that
+// presents any resource (the admin UI) knows where to pick a record.
 func (r *Resource) refSchema(i int, f *record.Field) obj {
 	one := obj{"type": "integer", "minimum": 1}
-	if t := r.targets[i]; t != nil {
+	t := r.targets[i]
+	if t != nil {
 		one = obj{"oneOf": []any{one, obj{"$ref": "#/components/schemas/" + t.summary}}}
 	}
 	if f.Kind == record.KindRefs {
-		return obj{"type": "array", "items": one, "description": f.Doc + " With ?expand=" + f.Key + ", the records."}
+		s := obj{"type": "array", "items": one, "description": f.Doc + " With ?expand=" + f.Key + ", the records."}
+		if t != nil {
+			s["x-personnel-ref"] = t.res.Path
+		}
+		return s
 	}
 	s := obj{"description": f.Doc + " With ?expand=" + f.Key + ", the record."}
+	if t != nil {
+		s["x-personnel-ref"] = t.res.Path
+	}
 	for k, v := range one {
 		s[k] = v
 	}

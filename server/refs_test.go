@@ -838,6 +838,12 @@ func TestRef_TheOpenAPIDocumentTypesReferences(t *testing.T) {
 		if !strings.Contains(read, `"#/components/schemas/`+summary+`"`) || !strings.Contains(read, `"integer"`) {
 			t.Errorf("%s of %s is not an id or an expanded %s: %s", c.e.Name, one, summary, read)
 		}
+		var named struct {
+			Path string `json:"x-personnel-ref"`
+		}
+		if err := json.Unmarshal([]byte(read), &named); err != nil || named.Path != c.to.Path {
+			t.Errorf("%s of %s does not name the path it refers to (x-personnel-ref %q): %s", c.e.Name, one, c.to.Path, read)
+		}
 		if c.many() != strings.Contains(read, `"array"`) || c.many() != strings.Contains(write, `"array"`) || !strings.Contains(write, `"integer"`) {
 			t.Errorf("%s: read %s, write %s", c.e.Name, read, write)
 		}

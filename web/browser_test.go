@@ -188,6 +188,9 @@ type site struct {
 	cfg   *config.Config
 	db    *db.DB
 	token string // the editor's, for set-up and checks through the API
+
+	mu      sync.Mutex
+	targets map[string]int // by resource name: the record required references point at
 }
 
 // siteOption adjusts a site: its configuration or the server's options.
@@ -619,11 +622,68 @@ func (s *site) add(r res, code, name string, parent any) int {
 		fields = append(fields, r.Fields.Parent, parent)
 	}
 	for _, e := range r.Extra {
-		if e.Required {
+		if !e.Required {
+			continue
+		}
+		switch e.Type {
+		case config.TypeRef:
+			fields = append(fields, e.Name, s.target(e.To))
+		case config.TypeRefs:
+			fields = append(fields, e.Name, []int{s.target(e.To)})
+		default:
 			fields = append(fields, e.Name, sample(e))
 		}
 	}
 	return s.create(r.Path, fields...)
+}
+
+// Required references point at one record of their resource, made on
+// first use: targetCode is its code, targetName its name.
+const (
+	targetCode = "TARGET"
+	targetName = "The target"
+)
+
+// target returns the id of the record of the resource named to that
+// required references point at, creating it the first time.
+func (s *site) target(to string) int {
+	s.t.Helper()
+	s.mu.Lock()
+	id, ok := s.targets[to]
+	s.mu.Unlock()
+	if ok {
+		return id
+	}
+	id = s.add(resNamed(s.t, to), targetCode, targetName, nil)
+	s.mu.Lock()
+	if s.targets == nil {
+		s.targets = map[string]int{}
+	}
+	s.targets[to] = id
+	s.mu.Unlock()
+	return id
+}
+
+// resNamed returns the compiled resource of that name.
+func resNamed(t testing.TB, name string) res {
+	t.Helper()
+	for _, r := range server.CompiledResources() {
+		if r.Name == name {
+			return res{r}
+		}
+	}
+	t.Fatalf("no resource %s is compiled in", name)
+	return res{}
+}
+
+// pick chooses, in the record pane's picker of the field key, the record
+// that typing text finds and whose label contains text, as a person would:
+// type, wait for the match, click it.
+func (tb *tab) pick(key, text string) {
+	tb.t.Helper()
+	tb.typeInto(fmt.Sprintf(`.detail-pane [data-field=%q] input[role=combobox]`, key), text)
+	tb.waitText(fmt.Sprintf(`.detail-pane [data-field=%q] [role=option]`, key), text)
+	tb.click(fmt.Sprintf(`//*[contains(@class, 'detail-pane')]//*[@data-field=%s]//*[@role='option'][contains(., %s)]`, xpathString(key), xpathString(text)))
 }
 
 // field is the CSS selector of the input of a field of the form in the
@@ -647,6 +707,9 @@ func (tb *tab) fillRequired(r res) {
 			tb.do(fmt.Sprintf(`document.querySelector(%s).value = %s`, js(field(e.Name)), js(sample(e))))
 		case config.TypeBoolean:
 			tb.do(fmt.Sprintf(`document.querySelector(%s).checked = true`, js(field(e.Name))))
+		case config.TypeRef, config.TypeRefs:
+			tb.site.target(e.To)
+			tb.pick(e.Name, targetCode)
 		}
 	}
 }

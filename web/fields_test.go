@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"personnel/config"
@@ -32,7 +33,8 @@ const describeControls = `[...document.querySelectorAll(".detail-pane [data-fiel
 
 // wantControl is the control a field should have: a text input with the
 // field's maximum length, a number input with its bounds, a date input,
-// a select of its choices, a checkbox, or the parent's combobox.
+// a select of its choices, a checkbox, or the combobox of a picker (the
+// parent, a reference, a list of references).
 func wantControl(r res, key string) control {
 	c := control{Key: key, Tag: "input", Type: "text", Label: humanize(key)}
 	switch key {
@@ -78,6 +80,8 @@ func wantControl(r res, key string) control {
 				c.Options = []string{""}
 			}
 			c.Options = append(c.Options, e.Choices...)
+		case config.TypeRef, config.TypeRefs:
+			c.Role = "combobox"
 		}
 	}
 	return c
@@ -146,6 +150,8 @@ func TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs(t *testing.T) {
 							kind = "input number"
 						case f != config.FilterIContains && e.Type == config.TypeDate:
 							kind = "input date"
+						case e.IsRef() && (f == config.FilterExact || f == config.FilterUnder):
+							kind = "input number" // an id
 						}
 						filters[param] = kind
 					}
@@ -169,7 +175,13 @@ func TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs(t *testing.T) {
 					}
 				}
 				for i, e := range r.Extra {
-					if e.Required {
+					switch {
+					case e.Required && e.IsRef():
+						// The picker shows the record referred to, by name and code.
+						if got, want := tb.text(fmt.Sprintf(`.detail-pane [data-field=%q]`, e.Name)), targetName+" ("+targetCode+")"; !strings.Contains(got, want) {
+							t.Errorf("%s shows %q, want the stored %q", e.Name, got, want)
+						}
+					case e.Required:
 						if got, want := controls[len(keys)-len(r.Extra)+i].Value, shown(sample(e)); got != want {
 							t.Errorf("%s shows %q, want the stored %q", e.Name, got, want)
 						}

@@ -230,8 +230,9 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	t.Logf("%d contract tests passed for employees, %d for cost centres", len(ran["e2e_employee"]), len(ran["e2e_cost_centre"]))
 
 	// The admin UI shows both, each field with its own kind of input and
-	// each filter with a control, with no code of their own.
-	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "-run", "^"+adminFieldsTest+"$", "./web/")
+	// each filter with a control, with no code of their own; its pickers
+	// of references choose, save and list them.
+	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "-run", "^("+adminFieldsTest+"|"+adminRefTest+"|"+adminRefsTest+")$", "./web/")
 	if err != nil {
 		t.Fatalf("the admin UI's test in the copy: %v\n%s", err, failures(out))
 	}
@@ -244,12 +245,25 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 			t.Errorf("the admin UI's test did not pass for %s:\n%s", r, tail(out, 40))
 		}
 	}
-	t.Logf("the admin UI showed employees and cost centres with their fields and filters")
+	for _, test := range []string{adminRefTest + "/sqlite/e2e_employee.department", adminRefTest + "/sqlite/e2e_employee.position",
+		adminRefTest + "/sqlite/e2e_cost_centre.twin", adminRefsTest + "/sqlite/e2e_employee.area", adminRefsTest + "/sqlite/e2e_cost_centre.staff"} {
+		if !strings.Contains(out, "--- PASS: "+test+" ") {
+			t.Errorf("%s did not pass:\n%s", test, tail(out, 40))
+		}
+	}
+	t.Logf("the admin UI showed employees and cost centres with their fields and filters, and picked their references")
 }
 
 // adminFieldsTest is the browser test that holds every compiled resource's
 // page in the admin UI to its fields and filters.
 const adminFieldsTest = "TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs"
+
+// adminRefTest and adminRefsTest are the browser tests of the pickers of
+// a ref and of a refs field, which run over every compiled reference.
+const (
+	adminRefTest  = "TestAdmin_ARefIsChosenWithThePickerSavedAsItsIdAndListedByName"
+	adminRefsTest = "TestAdmin_RefsAddTwoRemoveOneAndListThemByName"
+)
 
 // appendResources adds entries to the copy's config/resources.yaml.
 func appendResources(t *testing.T, dir, entries string) {

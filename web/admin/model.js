@@ -33,7 +33,7 @@ const SHAPES = {
 
 // Filter suffixes, as the list names its parameters (<key>_<suffix>; the
 // exact filter is the bare key).
-const SUFFIXES = ["icontains", "gte", "lte", "isnull"];
+const SUFFIXES = ["icontains", "gte", "lte", "isnull", "in", "under"];
 
 // Parameters that are not filters.
 const NOT_FILTERS = new Set(["page", "page_size", "ordering", "children_count", "search"]);
@@ -48,6 +48,7 @@ function deref(doc, schema) {
 
 function kindOf(key, prop, parentKey) {
   if (key === parentKey) return "parent";
+  if (prop["x-personnel-ref"]) return prop.type === "array" ? "refs" : "ref";
   if (Array.isArray(prop.enum)) return "choice";
   if (prop.type === "integer") return "integer";
   if (prop.type === "boolean") return "boolean";
@@ -92,6 +93,8 @@ export function describe(doc) {
         required: (create.required || []).includes(key),
         default: write.default,
         description: prop.description || "",
+        refPath: prop["x-personnel-ref"] || null,
+        target: null, // the resource referred to, set below
       });
     }
     const byKey = new Map(fields.map((f) => [f.key, f]));
@@ -130,9 +133,22 @@ export function describe(doc) {
       ops,
       filters,
       search: params.some((p) => p.name === "search"),
+      // The references a list (and a read) can show as records, set below.
+      expand: [],
+      canExpand: params.some((p) => p.name === "expand"),
       sortable: new Set((ordering && ordering.schema && ordering.schema["x-ordering-fields"]) || []),
       countsChildren: params.some((p) => p.name === "children_count"),
     });
+  }
+  // A reference's target, once every resource is known. The service names
+  // only resources it serves, each with a list and a read.
+  const byPath = new Map(out.map((r) => [r.path, r]));
+  for (const res of out) {
+    for (const f of res.fields) {
+      if (!f.refPath) continue;
+      f.target = byPath.get(f.refPath) || null;
+      if (f.target && res.canExpand) res.expand.push(f.key);
+    }
   }
   return out.sort((a, b) => a.title.localeCompare(b.title));
 }

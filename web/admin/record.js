@@ -1,6 +1,12 @@
 // One record beside the list: its path of ancestors (the breadcrumb), its
-// fields, and for editors a form to change them (the parent with the
-// picker), add a child, or delete it; or the form for a new record.
+// fields, and for editors a form to change them (the parent and the
+// references with pickers), add a child, or delete it; its history (who
+// changed what, when) when the service offers it; or the form for a new
+// record.
+//
+// The record is read with ?expand= of its references, so the pickers and
+// the text show the records referred to by name and code; what is sent
+// back is ids, as the service takes them.
 //
 // A change sends only the fields that changed, with If-Match: the ETag of
 // the read. When someone else changed the record in between (412) nothing
@@ -12,7 +18,7 @@
 import * as client from "./client.js";
 import { h, fill, uid } from "./dom.js";
 import { label } from "./model.js";
-import { parentPicker } from "./picker.js";
+import { parentPicker, refPicker, refsPicker } from "./picker.js";
 import { display } from "./table.js";
 
 // fieldInput returns {el, get(), error(msgs), focus()} for a field that is
@@ -88,16 +94,53 @@ export function fieldInput(field, value) {
 // same reports whether a value read from an input equals the stored one.
 function same(field, now, before) {
   if (field.kind === "boolean") return Boolean(now) === Boolean(before);
+  if (field.kind === "refs") return String(now || []) === String(before || []);
   return (now ?? null) === (before ?? null);
 }
 
+// splitRefs returns a record as the service takes it: each expanded
+// reference ({id, code, name}) replaced by its id. refRows maps each
+// reference field's key to its records by id.
+function splitRefs(res, row) {
+  const values = { ...row };
+  const refRows = new Map();
+  for (const f of res.fields) {
+    if (f.kind !== "ref" && f.kind !== "refs") continue;
+    const byId = new Map();
+    const idOf = (v) => {
+      if (v && typeof v === "object") {
+        byId.set(v.id, v);
+        return v.id;
+      }
+      return v;
+    };
+    const v = row[f.key];
+    values[f.key] = f.kind === "refs" ? (v || []).map(idOf).sort((a, b) => a - b) : idOf(v ?? null);
+    refRows.set(f.key, byId);
+  }
+  return { values, refRows };
+}
+
 // inputsFor makes the inputs of every field of res, from values.
-function inputsFor(res, values, parentRow) {
+function inputsFor(res, values, parentRow, refRows = new Map()) {
   const inputs = new Map();
   for (const f of res.fields) {
-    inputs.set(f.key, f.kind === "parent" ? parentPicker(res, f, values[f.key] ?? null, parentRow) : fieldInput(f, values[f.key]));
+    let input;
+    const rows = refRows.get(f.key) || new Map();
+    if (f.kind === "parent") input = parentPicker(res, f, values[f.key] ?? null, parentRow);
+    else if (f.kind === "ref") input = refPicker(f, values[f.key] ?? null, rows.get(values[f.key]) || null);
+    else if (f.kind === "refs") input = refsPicker(f, values[f.key] || [], rows);
+    else input = fieldInput(f, values[f.key]);
+    inputs.set(f.key, input);
   }
   return inputs;
+}
+
+// refText shows a reference's value as text: the records' names and codes.
+function refText(f, v) {
+  const one = (x) => (x && typeof x === "object" ? label(f.target, x) : `#${x}`);
+  if (f.kind === "refs") return v && v.length ? v.map(one).join(", ") : "None";
+  return v === null || v === undefined ? "—" : one(v);
 }
 
 // showErrors puts a failed write's messages beside their fields, and the
@@ -146,6 +189,97 @@ function breadcrumb(res, ancestors, row, ctx) {
       h("li", { "aria-current": "page" }, label(res, row))));
 }
 
+// historyOpen remembers, while the page is open, whether the user opened a
+// record's history: the next record (or this one, saved) shows it open.
+let historyOpen = false;
+
+// auditValue renders a value of the audit trail as text.
+function auditValue(v) {
+  if (v === null || v === undefined) return "—";
+  if (Array.isArray(v)) return v.length ? v.map(auditValue).join(", ") : "none";
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+// auditTime shows an entry's time (UTC, to the microsecond) to the second.
+function auditTime(at) {
+  return `${String(at).replace("T", " ").replace(/\.\d+/, "").replace(/Z$/, "")} UTC`;
+}
+
+// actorName is who made a change: a user, or a command of the CLI.
+function actorName(actor) {
+  if (!actor) return "—";
+  if (actor.username) return actor.username;
+  if (actor.cli) return `command line (${actor.cli})`;
+  return "—";
+}
+
+// history is a record's history: a disclosure that, opened, lists its
+// audit entries, newest first (who, when, the action, each changed field
+// before → after), a page at a time. It is nothing when the service does
+// not serve the history; a viewer the service refuses sees its message.
+function history(res, id) {
+  if (!res.ops.history) return null;
+  const list = h("div", { class: "history-list" });
+  const status = h("p", { class: "notice", role: "status" });
+  const more = h("div", { class: "actions" });
+  const details = h("details", { class: "history", open: historyOpen ? true : null },
+    h("summary", {}, h("h3", {}, "History")), status, list, more);
+  let loaded = false;
+  let table = null;
+
+  async function load(page) {
+    fill(more);
+    details.setAttribute("aria-busy", "true");
+    try {
+      const { data } = await client.send("GET", `${res.item(id)}history/`, { query: { page } });
+      if (!table) {
+        table = h("table", {},
+          h("caption", { class: "sr-only" }, `Changes of this ${res.singular}, newest first`),
+          h("thead", {}, h("tr", {}, ["When", "Who", "Action", "Changes"].map((t) => h("th", { scope: "col" }, t)))),
+          h("tbody", {}));
+        fill(list, table);
+      }
+      fill(status, data.count === 1 ? "1 change" : `${data.count} changes`);
+      const body = table.querySelector("tbody");
+      for (const e of data.data) {
+        const changes = Object.entries(e.changes || {});
+        body.append(h("tr", { "data-entry": e.id },
+          h("td", {}, h("time", { datetime: e.at }, auditTime(e.at))),
+          h("td", {}, actorName(e.actor)),
+          h("td", {}, e.action),
+          h("td", {}, changes.length
+            ? h("ul", { class: "changes" }, changes.map(([key, [before, after]]) => {
+              const f = res.byKey.get(key);
+              return h("li", { "data-key": key },
+                h("span", { class: "key" }, f ? f.label : key), ": ",
+                e.action === "create" ? auditValue(after)
+                  : e.action === "delete" ? auditValue(before)
+                    : [auditValue(before), " → ", auditValue(after)]);
+            }))
+            : "—")));
+      }
+      if (data.next) {
+        fill(more, h("button", { type: "button", onclick: () => load(page + 1) }, "Show older changes"));
+      }
+    } catch (err) {
+      fill(status);
+      fill(list, h("p", { class: "alert", role: "alert" }, err.message));
+    } finally {
+      details.removeAttribute("aria-busy");
+    }
+  }
+
+  details.addEventListener("toggle", () => {
+    historyOpen = details.open;
+    if (details.open && !loaded) {
+      loaded = true;
+      load(1);
+    }
+  });
+  return details;
+}
+
 // loads tells whether a pane's content is still the one asked for, when
 // the user moved on while it loaded.
 const loads = new WeakMap();
@@ -161,7 +295,7 @@ export async function recordPane(pane, res, id, ctx, opts = {}) {
   let ancestors = [];
   try {
     const [read, up] = await Promise.all([
-      client.send("GET", res.item(id)),
+      client.send("GET", res.item(id), { query: res.expand.length ? { expand: res.expand.join(",") } : undefined }),
       res.ops.ancestors ? client.send("GET", `${res.item(id)}ancestors/`) : null,
     ]);
     row = read.data;
@@ -188,13 +322,16 @@ export async function recordPane(pane, res, id, ctx, opts = {}) {
       heading, notice,
       h("dl", { class: "fields" }, res.fields.map((f) => [
         h("dt", {}, f.label),
-        h("dd", {}, f.kind === "parent" ? (parentRow ? label(res, parentRow) : "None (a root)") : display(f, row[f.key])),
-      ])));
+        h("dd", {}, f.kind === "parent" ? (parentRow ? label(res, parentRow) : "None (a root)")
+          : f.target ? refText(f, row[f.key]) : display(f, row[f.key])),
+      ])),
+      history(res, id));
     if (opts.focus) heading.focus();
     return;
   }
 
-  const inputs = inputsFor(res, row, parentRow);
+  const { values, refRows } = splitRefs(res, row);
+  const inputs = inputsFor(res, values, parentRow, refRows);
   const save = h("button", { type: "submit", class: "primary" }, "Save");
   const actions = h("div", { class: "actions" });
   const form = h("form", { class: "record-form", method: "post", novalidate: true, "aria-label": `Edit ${label(res, row)}`, onsubmit: submit },
@@ -223,7 +360,7 @@ export async function recordPane(pane, res, id, ctx, opts = {}) {
     const body = {};
     for (const f of res.fields) {
       const v = inputs.get(f.key).get();
-      if (!same(f, v, row[f.key])) body[f.key] = v;
+      if (!same(f, v, values[f.key])) body[f.key] = v;
     }
     for (const [, input] of inputs) input.error(null);
     if (!Object.keys(body).length) {
@@ -267,7 +404,7 @@ export async function recordPane(pane, res, id, ctx, opts = {}) {
     }
   }
 
-  fill(pane, res.parent && breadcrumb(res, ancestors, row, ctx), heading, notice, alert, form);
+  fill(pane, res.parent && breadcrumb(res, ancestors, row, ctx), heading, notice, alert, form, history(res, id));
   if (opts.focus) heading.focus();
 }
 
@@ -308,6 +445,7 @@ export async function createPane(pane, res, parentId, ctx) {
       const v = inputs.get(f.key).get();
       // Empty optional fields are left out (the server stores their
       // default); an empty code or name is sent, for the server's message.
+      if (f.kind === "refs" && !v.length) continue;
       if (v !== null || f.key === res.code || f.key === res.nameKey) body[f.key] = v ?? "";
     }
     create.disabled = true;

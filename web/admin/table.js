@@ -3,10 +3,11 @@
 
 import * as client from "./client.js";
 import { h, fill, uid, debounce, srOnly } from "./dom.js";
+import { label } from "./model.js";
 
 const PAGE_SIZES = [10, 25, 50, 100];
 
-const OP_WORDS = { exact: "is", icontains: "contains", gte: "at least", lte: "at most", isnull: "set" };
+const OP_WORDS = { exact: "is", icontains: "contains", gte: "at least", lte: "at most", isnull: "set", in: "is one of", under: "is under" };
 
 // display renders a value of a field as text.
 export function display(field, value) {
@@ -34,7 +35,11 @@ function filterControl(f, value, changed) {
     let type = "search";
     if (f.op !== "icontains" && f.field.kind === "integer") type = "number";
     if (f.op !== "icontains" && f.field.kind === "date") type = "date";
-    input = h("input", { id, type, value: value || "", oninput: changed, autocomplete: "off" });
+    // A reference is filtered by id (in: ids separated by commas), as the
+    // list takes it; the record's pane shows a record's ids.
+    const ref = f.field.kind === "ref" || f.field.kind === "refs";
+    if (ref && (f.op === "exact" || f.op === "under")) type = "number";
+    input = h("input", { id, type, value: value || "", oninput: changed, autocomplete: "off", min: type === "number" && ref ? 1 : null, placeholder: ref ? (f.op === "in" ? "ids, e.g. 3,5" : "id") : null });
   }
   input.dataset.param = f.param;
   return h("div", { class: "field" }, h("label", { for: id }, text), input);
@@ -95,6 +100,17 @@ export function tableView(pane, res, state, { open }) {
     if (col.kind === "parent" && v !== null) {
       return h("td", {}, h("a", { href: `#/${res.path}/table/${v}`, onclick: (e) => { e.preventDefault(); open(v); } }, srOnly("Record "), `#${v}`));
     }
+    if ((col.kind === "ref" || col.kind === "refs") && col.target) {
+      // Expanded by the list: {id, code, name}, or the bare id when the
+      // service did not expand it.
+      const link = (x) => {
+        const rid = x && typeof x === "object" ? x.id : x;
+        return h("a", { href: `#/${col.target.path}/table/${rid}` }, x && typeof x === "object" ? label(col.target, x) : `#${rid}`);
+      };
+      if (col.kind === "ref") return h("td", { class: "ref" }, v === null || v === undefined ? "—" : link(v));
+      const list = v || [];
+      return h("td", { class: "ref" }, list.length ? list.map((x, i) => [i > 0 && ", ", link(x)]) : "—");
+    }
     return h("td", { class: col.kind === "integer" ? "num" : null }, display(col, v));
   }
 
@@ -110,6 +126,8 @@ export function tableView(pane, res, state, { open }) {
   async function load() {
     const mine = ++seq;
     const query = { ...state.filters, page: state.page, page_size: state.pageSize, ordering: state.ordering };
+    // The referenced records' codes and names, in the same request.
+    if (res.expand.length) query.expand = res.expand.join(",");
     pane.setAttribute("aria-busy", "true");
     try {
       let answer;
