@@ -98,7 +98,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	// The body is read whole before the database deadline starts, so a slow
 	// client gets 408 and never uses up the database's time.
 	middleware = append(middleware, requestLog(rs), recovery(), allowedHosts(cfg.AllowedHosts, cfg.TrustedProxies),
-		cors(cfg.CORSOrigins), readBody(cfg.BodyLimit), deadline(cfg.DBTimeout))
+		cors(cfg.CORSOrigins), readBody(cfg.BodyLimit, cfg.ImportLimit), deadline(cfg.DBTimeout))
 	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {
@@ -136,6 +136,9 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
 		BodyLimit:     cfg.BodyLimit,
+		ImportLimit:   cfg.ImportLimit,
+		ImportRows:    cfg.ImportRows,
+		BulkLimit:     cfg.BulkLimit,
 		Links:         links,
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
