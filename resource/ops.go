@@ -80,7 +80,7 @@ func (r *Resource) operations() []Operation {
 			Errors: "400 malformed parameter, 401, 404 invalid page", handle: r.handleList},
 		{ID: "create" + one, Method: http.MethodPost, Path: coll,
 			Summary: "Create a " + r.desc.Name + "; a JSON array creates every element or none (201 with the array).",
-			Body: one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
+			Body:    one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
 			Errors: writeErrors, handle: r.handleCreate},
 	}
 	if r.fields.Hierarchical() {
