@@ -27,6 +27,8 @@ type ImportOptions struct {
 	CreateOnly    bool // mode=create: a row whose code exists is an error, not an update
 	DryRun        bool // check and count, write nothing
 	DeleteMissing bool // also delete the records whose codes the file lacks
+	// Progress, when set, is told how many rows are written, of all.
+	Progress func(done, total int)
 }
 
 // RowError is what is wrong with one row of a file.
@@ -377,6 +379,9 @@ func (r *Resource) importIn(ctx context.Context, tx db.Tx, rows []importRow, opt
 				ids[rows[which[k]].fold] = c.ID
 			}
 			res.Created += len(creates)
+		}
+		if opts.Progress != nil {
+			opts.Progress(res.Created+res.Updated+res.Unchanged, len(rows))
 		}
 	}
 	if r.collect(rows, res) {

@@ -424,3 +424,37 @@ func TestExport_FollowsTheListsFiltersAndOrdering(t *testing.T) {
 		}
 	})
 }
+
+// An export longer than one batch of its reads follows the list's order
+// across the batches, ties (equal names) included.
+func TestExport_CrossesBatchesInTheListsOrder(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		const n = 2300
+		for start := 0; start < n; start += 1000 {
+			var items []any
+			for i := start; i < min(start+1000, n); i++ {
+				items = append(items, r.body(fmt.Sprintf("KS-%05d", i), fmt.Sprintf("Name %d", i%7), nil))
+			}
+			if resp := a.do(http.MethodPost, r.coll(), items); resp.Status != http.StatusCreated {
+				t.Fatalf("bulk create: %.300s", resp)
+			}
+		}
+		for _, ordering := range []string{"", "-" + r.Fields.Name, r.Fields.Name + ",-id"} {
+			q := r.Fields.Code + "_icontains=KS-&ordering=" + ordering
+			var want []string
+			for page := 1; len(want) < n; page++ {
+				want = append(want, a.codes(r, fmt.Sprintf("%s&page=%d", q, page))...)
+			}
+			resp := a.do(http.MethodGet, r.export(q), nil)
+			recs, err := csv.NewReader(bytes.NewReader(resp.Body)).ReadAll()
+			if err != nil || len(recs) != n+1 {
+				t.Fatalf("ordering %q: %d rows, %v", ordering, len(recs), err)
+			}
+			for i, rec := range recs[1:] {
+				if rec[1] != want[i] {
+					t.Fatalf("ordering %q: row %d is %s, the list has %s", ordering, i+2, rec[1], want[i])
+				}
+			}
+		}
+	})
+}

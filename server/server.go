@@ -249,10 +249,27 @@ func CheckResources() error {
 // d, without building the HTTP side (no secret needed): for `personnel
 // seed` and benchmarks.
 func Loaders(d *db.DB) map[string]resource.Loader {
-	reg := resource.NewRegistry(gin.New(), d, resource.Options{Resources: compiledResources})
 	out := map[string]resource.Loader{}
+	for name, r := range ResourcesOf(d, nil) {
+		out[name] = r
+	}
+	return out
+}
+
+// ResourcesOf registers every compiled resource with d, outside any
+// router, for the commands that import and export (the limits of cfg,
+// when given), by name.
+func ResourcesOf(d *db.DB, cfg *config.Config) map[string]*resource.Resource {
+	opts := resource.Options{Resources: compiledResources}
+	if cfg != nil {
+		opts.ImportLimit, opts.ImportRows, opts.BulkLimit = cfg.ImportLimit, cfg.ImportRows, cfg.BulkLimit
+		opts.DBTimeout = cfg.DBTimeout
+	}
+	reg := resource.NewRegistry(gin.New(), d, opts)
+	out := map[string]*resource.Resource{}
 	for _, desc := range compiledResources {
 		out[desc.Name] = resource.Register(reg, desc)
 	}
 	return out
 }
+
