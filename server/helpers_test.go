@@ -331,8 +331,8 @@ func checkResponse(t testing.TB, what string, resp *response, unavailable bool) 
 		return
 	}
 	var e struct {
-		Code   int                 `json:"code"`
-		Msg    string              `json:"msg"`
+		Code   int             `json:"code"`
+		Msg    string          `json:"msg"`
 		Errors json.RawMessage `json:"errors"` // an object, or a bulk create's list of them
 	}
 	if err := json.Unmarshal(resp.Body, &e); err != nil {

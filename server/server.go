@@ -272,4 +272,3 @@ func ResourcesOf(d *db.DB, cfg *config.Config) map[string]*resource.Resource {
 	}
 	return out
 }
-
