@@ -458,3 +458,16 @@ func TestExport_CrossesBatchesInTheListsOrder(t *testing.T) {
 		}
 	})
 }
+
+// In strict mode the export knows format, and the import its own flags;
+// an unknown parameter is still a 400.
+func TestExport_StrictModeKnowsTheFileParameters(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		if resp := a.do(http.MethodGet, r.export("format=json"), nil); resp.Status != http.StatusOK {
+			t.Fatalf("strict export: %s", resp)
+		}
+		wantError(t, a.do(http.MethodGet, r.export("format=json&bogus=1"), nil), http.StatusBadRequest)
+		a.imported(r, "dry_run=true&mode=create&delete_missing=false", "text/csv", csvOf(r.fileHeader(), r.fileRow("STRICT", "Strict", "")))
+		wantError(t, a.importFile(r, "bogus=1", "text/csv", csvOf(r.fileHeader())), http.StatusBadRequest)
+	}, func(c *config.Config) { c.StrictQuery = true })
+}

@@ -422,7 +422,7 @@ func readXLSX(data []byte, maxRows int) (file *File, err error) {
 			file, err = nil, invalid("The XLSX file could not be read.")
 		}
 	}()
-	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{RawCellValue: true})
+	f, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{RawCellValue: true, UnzipSizeLimit: maxUnzipped})
 	if err != nil {
 		return nil, invalid("The file is not an XLSX workbook.")
 	}
@@ -510,3 +510,7 @@ func DateFromSerial(s string) (string, bool) {
 	}
 	return t.Format(time.DateOnly), true
 }
+
+// maxUnzipped bounds what an XLSX file may unpack to: a small archive
+// that unpacks to gigabytes is refused rather than read.
+const maxUnzipped = 1 << 30
