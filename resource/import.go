@@ -87,7 +87,8 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 		err = nil
 	}
 	if err != nil {
-		return ImportResult{}, r.storeError(err)
+		// A code taken or a parent deleted by a concurrent write.
+		return ImportResult{}, r.writeError(err, Input{Given: make([]bool, len(r.fields.List)), Values: make([]record.Value, len(r.fields.List))})
 	}
 	if res.Rows == nil {
 		res.Rows = []RowError{}
@@ -501,7 +502,19 @@ func (r *Resource) importUpdate(ctx context.Context, tx db.Tx, row *importRow, i
 	changed, err := r.table.Update(ctx, tx, cur, out)
 	var unknown *db.UnknownRefError
 	var self *db.SelfRefError
+	var deep *db.TooDeepError
+	var large *db.MoveTooLargeError
 	switch {
+	case errors.As(err, &deep):
+		fe := r.tooDeep(deep.Parent)
+		fe.Field = r.ParentCodeColumn()
+		row.errs = append(row.errs, fe)
+		return nil
+	case errors.As(err, &large):
+		fe := r.moveTooLarge(large)
+		fe.Field = r.ParentCodeColumn()
+		row.errs = append(row.errs, fe)
+		return nil
 	case errors.As(err, &unknown):
 		row.errs = append(row.errs, r.unknownRefs(unknown)...)
 		return nil

@@ -471,3 +471,46 @@ func TestExport_StrictModeKnowsTheFileParameters(t *testing.T) {
 		wantError(t, a.importFile(r, "bogus=1", "text/csv", csvOf(r.fileHeader())), http.StatusBadRequest)
 	}, func(c *config.Config) { c.StrictQuery = true })
 }
+
+// A reader never sees part of an import: every count taken while it runs
+// is the count before it or the count after it.
+func TestImport_ReadersSeeAllOrNothingOfIt(t *testing.T) {
+	forEach(t, func(t *testing.T, a *api, r res) {
+		before := a.list(r, "").Count
+		const n = 1500
+		rows := [][]string{r.fileHeader()}
+		for i := range n {
+			rows = append(rows, r.fileRow(fmt.Sprintf("CONC-%04d", i), "Concurrent", ""))
+		}
+		data := csvOf(rows...)
+		done := make(chan importResult)
+		go func() {
+			req := httptest.NewRequest(http.MethodPost, r.importPath(""), bytes.NewReader(data))
+			req.Header.Set("Content-Type", "text/csv")
+			req.Header.Set("Authorization", "JWT "+a.token)
+			rec := httptest.NewRecorder()
+			a.h.ServeHTTP(rec, req)
+			var res importResult
+			_ = json.Unmarshal(rec.Body.Bytes(), &res)
+			done <- res
+		}()
+		for {
+			select {
+			case res := <-done:
+				if res.Created != n {
+					t.Fatalf("import: %+v", res)
+				}
+				if got := a.list(r, "").Count; got != before+n {
+					t.Fatalf("%d records after, want %d", got, before+n)
+				}
+				return
+			default:
+			}
+			// Counted by the database, not the kept count: a search.
+			got := a.list(r, "search=conc-").Count
+			if got != 0 && got != n {
+				t.Fatalf("a reader saw %d of the %d imported records", got, n)
+			}
+		}
+	})
+}
