@@ -70,19 +70,28 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 		return ImportResult{}, err
 	}
 	var res ImportResult
-	err = r.db.InTx(ctx, func(tx db.Tx) error {
-		res = ImportResult{}
-		for i := range rows {
-			rows[i].existing, rows[i].level = nil, 0
-		}
-		if err := r.importIn(ctx, tx, rows, opts, &res); err != nil {
-			return err
-		}
-		if len(res.Rows) > 0 || opts.DryRun {
-			return errDryRun
-		}
-		return nil
-	})
+	run := func() error {
+		return r.db.InTx(ctx, func(tx db.Tx) error {
+			res = ImportResult{}
+			for i := range rows {
+				rows[i].existing, rows[i].level = nil, 0
+			}
+			if err := r.importIn(ctx, tx, rows, opts, &res); err != nil {
+				return err
+			}
+			if len(res.Rows) > 0 || opts.DryRun {
+				return errDryRun
+			}
+			return nil
+		})
+	}
+	if empty, eerr := r.isEmpty(ctx); eerr == nil && empty && !opts.DryRun && len(rows) >= bulkImport {
+		// A large file into an empty table: loaded as the seed command
+		// loads, the table's bulk indexes made once at the end.
+		err = r.table.BulkLoad(ctx, run)
+	} else {
+		err = run()
+	}
 	if errors.Is(err, errDryRun) {
 		err = nil
 	}
@@ -94,6 +103,19 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 		res.Rows = []RowError{}
 	}
 	return res, nil
+}
+
+// bulkImport is the size of file from which an import into an empty
+// table goes through the table's bulk load.
+const bulkImport = 10000
+
+// isEmpty reports whether r's table holds no record.
+func (r *Resource) isEmpty(ctx context.Context) (bool, error) {
+	s := r.newSQL()
+	s.Raw("SELECT COUNT(*) FROM (SELECT 1 AS one FROM ").Ident(r.desc.Table).Raw(" LIMIT 1) AS t")
+	var n int
+	err := db.QueryRow(ctx, r.db.Reader(), s.String(), s.Args, &n)
+	return n == 0, err
 }
 
 // column is what a column of a file holds: a field, the parent's code,
