@@ -373,35 +373,11 @@ func (r *Resource) importIn(ctx context.Context, tx db.Tx, rows []importRow, opt
 				return err
 			}
 		}
-		if len(creates) > 0 {
-			err := r.table.Insert(ctx, tx, creates)
-			var unknown *db.UnknownRefError
-			var deep *db.TooDeepError
-			switch {
-			case errors.As(err, &unknown):
-				for _, m := range unknown.Missing {
-					row := &rows[which[m.Row]]
-					row.errs = append(row.errs, apierror.FieldError{Field: r.fields.List[m.Field].Key, Msg: msgNoSuchParent(strconv.FormatInt(m.ID, 10))})
-				}
-				r.collect(rows, res)
-				return nil
-			case errors.As(err, &deep):
-				for k, c := range creates {
-					if p := r.fields.Parent; p >= 0 && c.Values[p].Valid && int(c.Values[p].Int) == deep.Parent {
-						row := &rows[which[k]]
-						row.errs = append(row.errs, apierror.FieldError{Field: parentKey, Msg: fmt.Sprintf(
-							"This %s cannot be placed under %s: the hierarchy would be more than %d levels deep.", r.desc.Name, row.parent, MaxDepth)})
-					}
-				}
-				r.collect(rows, res)
-				return nil
-			case err != nil:
+		for start := 0; start < len(creates); start += importChunk {
+			chunk, chunkRows := creates[start:min(start+importChunk, len(creates))], which[start:min(start+importChunk, len(which))]
+			if err := r.importCreates(ctx, tx, rows, chunk, chunkRows, ids, res); err != nil || len(res.Rows) > 0 {
 				return err
 			}
-			for k, c := range creates {
-				ids[rows[which[k]].fold] = c.ID
-			}
-			res.Created += len(creates)
 		}
 		if opts.Progress != nil {
 			opts.Progress(res.Created+res.Updated+res.Unchanged, len(rows))
@@ -413,6 +389,44 @@ func (r *Resource) importIn(ctx context.Context, tx db.Tx, rows []importRow, opt
 	if opts.DeleteMissing {
 		return r.deleteMissing(ctx, tx, byFold, res)
 	}
+	return nil
+}
+
+// importChunk bounds the records one insert writes (and its keepers
+// index): each statement stays well within the database's deadline.
+const importChunk = 2000
+
+// importCreates inserts the records of rows which (creates, in order),
+// sets their ids, and counts them; a refusal is a row error.
+func (r *Resource) importCreates(ctx context.Context, tx db.Tx, rows []importRow, creates []record.Row, which []int, ids map[string]int, res *ImportResult) error {
+	err := r.table.Insert(ctx, tx, creates)
+	var unknown *db.UnknownRefError
+	var deep *db.TooDeepError
+	switch {
+	case errors.As(err, &unknown):
+		for _, m := range unknown.Missing {
+			row := &rows[which[m.Row]]
+			row.errs = append(row.errs, apierror.FieldError{Field: r.fields.List[m.Field].Key, Msg: msgNoSuchParent(strconv.FormatInt(m.ID, 10))})
+		}
+		r.collect(rows, res)
+		return nil
+	case errors.As(err, &deep):
+		for k, c := range creates {
+			if p := r.fields.Parent; p >= 0 && c.Values[p].Valid && int(c.Values[p].Int) == deep.Parent {
+				row := &rows[which[k]]
+				row.errs = append(row.errs, apierror.FieldError{Field: r.ParentCodeColumn(), Msg: fmt.Sprintf(
+					"This %s cannot be placed under %s: the hierarchy would be more than %d levels deep.", r.desc.Name, row.parent, MaxDepth)})
+			}
+		}
+		r.collect(rows, res)
+		return nil
+	case err != nil:
+		return err
+	}
+	for k, c := range creates {
+		ids[rows[which[k]].fold] = c.ID
+	}
+	res.Created += len(creates)
 	return nil
 }
 

@@ -210,8 +210,10 @@ func importCommand(args []string, stdout, stderr io.Writer) error {
 	if bar != nil {
 		bar.finish()
 	}
-	if err != nil {
-		return fmt.Errorf("import: %s", apierror.As(err).Msg)
+	if ae := apierror.As(err); err != nil && ae.Kind != apierror.Internal {
+		return fmt.Errorf("import: %s", ae.Msg)
+	} else if err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	for _, row := range res.Rows {
 		for _, fe := range row.Fields {
