@@ -514,3 +514,26 @@ func TestImport_ReadersSeeAllOrNothingOfIt(t *testing.T) {
 		}
 	})
 }
+
+// delete_missing refuses, writing nothing, to delete a record that keeps
+// a child the file keeps.
+func TestImport_DeleteMissingRefusesToOrphanAKeptChild(t *testing.T) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
+		p := a.create(r, "DMR-P", "Parent", nil)
+		a.create(r, "DMR-C", "Child", p)
+		all := a.do(http.MethodGet, r.export(""), nil)
+		var kept []string
+		for _, l := range strings.Split(strings.TrimSpace(string(all.Body)), "\n") {
+			if !strings.Contains(l, ",DMR-P,") {
+				kept = append(kept, l)
+			}
+		}
+		resp := a.importFile(r, "delete_missing=true", "text/csv", []byte(strings.Join(kept, "\n")+"\n"))
+		if resp.Status != http.StatusBadRequest || !strings.Contains(string(resp.Body), "DMR-C") {
+			t.Fatalf("delete_missing under a kept child: %s", resp)
+		}
+		if got := a.codes(r, r.Fields.Code+"_icontains=DMR-"); len(got) != 2 {
+			t.Fatalf("left %q", got)
+		}
+	})
+}
