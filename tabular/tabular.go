@@ -11,6 +11,7 @@
 package tabular
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/csv"
@@ -325,7 +326,12 @@ func (x *xlsxWriter) Close() error {
 	if err := x.sw.Flush(); err != nil {
 		return err
 	}
-	_, err := x.f.WriteTo(x.out)
+	// excelize builds the archive in a buffer it then copies out; the
+	// archive is written straight to out instead, so the workbook is
+	// never whole in memory (the buffer stays empty). A sheet under 4 GiB
+	// needs none of the ZIP64 patching done to that buffer.
+	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(x.out) })
+	_, err := x.f.WriteTo(io.Discard)
 	return errors.Join(err, x.f.Close())
 }
 
