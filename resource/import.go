@@ -704,7 +704,9 @@ func (r *Resource) handleImport(c *gin.Context) error {
 		return err
 	}
 	// The whole import is one transaction, which may take longer than a
-	// request's database deadline.
+	// request's database deadline, and its answer longer than the
+	// server's write timeout.
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
 	ctx, cancel := longContext(c.Request.Context(), importTimeout)
 	defer cancel()
 	res, err := r.Import(ctx, file, opts)

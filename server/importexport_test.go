@@ -16,6 +16,8 @@ import (
 
 	"personnel/auth"
 	"personnel/config"
+	"personnel/db/dbtest"
+	"personnel/server"
 )
 
 // importResult is an import's answer.
@@ -534,6 +536,28 @@ func TestImport_DeleteMissingRefusesToOrphanAKeptChild(t *testing.T) {
 		}
 		if got := a.codes(r, r.Fields.Code+"_icontains=DMR-"); len(got) != 2 {
 			t.Fatalf("left %q", got)
+		}
+	})
+}
+
+// FuzzImport: whatever bytes a file holds, in whichever format, a dry
+// run of its import answers 200 or a 4xx, never a 5xx or a panic.
+func FuzzImport(f *testing.F) {
+	a := newAPI(f, dbtest.Backends(f)[0])
+	r := res{server.CompiledResources()[0]}
+	f.Add([]byte(r.Fields.Code+","+r.Fields.Name+","+r.parentCol()+"\nA,B,\nC,D,A\n"), uint8(0))
+	f.Add([]byte(`[{"`+r.Fields.Code+`":"A","`+r.Fields.Name+`":"B"}]`), uint8(2))
+	f.Add([]byte("\xef\xbb\xbf"+r.Fields.Code+"\n'=x\n"), uint8(0))
+	f.Add([]byte("PK\x03\x04"), uint8(1))
+	types := []string{"text/csv", xlsxType, "application/json"}
+	f.Fuzz(func(t *testing.T, data []byte, format uint8) {
+		req := httptest.NewRequest(http.MethodPost, r.importPath("dry_run=true"), bytes.NewReader(data))
+		req.Header.Set("Content-Type", types[int(format)%len(types)])
+		req.Header.Set("Authorization", "JWT "+a.token)
+		rec := httptest.NewRecorder()
+		a.h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
 	})
 }
