@@ -76,11 +76,11 @@ func (r *Resource) cells(row record.Row, parentCode *string, out []tabular.Cell)
 	return out
 }
 
-// Export writes every record q's filters select, in q's ordering, to w
-// as a file of format f. It reads a batch at a time, each batch after the
-// last record of the one before (keyset paging), so memory stays flat
-// however many records there are.
-func (r *Resource) Export(ctx context.Context, q Query, f tabular.Format, w tabular.Writer) error {
+// Export writes every record q's filters select, in q's ordering, to w,
+// and closes it. It reads a batch at a time, each batch after the last
+// record of the one before (keyset paging), so memory stays flat however
+// many records there are.
+func (r *Resource) Export(ctx context.Context, q Query, w tabular.Writer) error {
 	if err := w.Header(r.FileColumns()); err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (r *Resource) handleExport(c *gin.Context) error {
 	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
 	ctx, cancel := longContext(c.Request.Context(), exportTimeout)
 	defer cancel()
-	if err := r.Export(ctx, q, format, w); err != nil {
+	if err := r.Export(ctx, q, w); err != nil {
 		if !c.Writer.Written() {
 			c.Writer.Header().Del("Content-Disposition")
 			return err

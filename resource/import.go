@@ -264,10 +264,9 @@ func (r *Resource) decodeFile(file *tabular.File) ([]importRow, error) {
 			row.errs = append(row.errs, apierror.As(err).Fields...)
 		}
 		row.in = in
-		// Kept for the check of a create's required fields, once it is
-		// known which rows create.
-		row.in.Given = append(row.in.Given[:0:0], row.in.Given...)
 		if row.in.Values == nil {
+			// Refused: what was given still decides which fields a
+			// create lacks.
 			row.in = Input{Given: make([]bool, len(r.fields.List)), Values: make([]record.Value, len(r.fields.List))}
 			for i := range r.fields.List {
 				_, row.in.Given[i] = m[r.fields.List[i].Key]

@@ -123,7 +123,7 @@ func exportCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := r.Export(ctx, q, f, w); err != nil {
+	if err := r.Export(ctx, q, w); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
