@@ -78,6 +78,11 @@ type Error struct {
 	Msg    string
 	Fields []FieldError // in the order they were found; rendered as "errors"
 	Cause  error        // logged, never shown
+	// Errors, when set, is the JSON rendered as "errors" instead of
+	// Fields (a bulk create's list, one object per element).
+	Errors []byte
+	// Extra are more members of the body, as JSON (`"rows":[...]`).
+	Extra []byte
 }
 
 // Error implements error. It includes the cause, for logs.
@@ -153,7 +158,27 @@ func Write(ctx context.Context, w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(Body(status, msg, e.Fields))
+	if e.Errors == nil && e.Extra == nil {
+		_, _ = w.Write(Body(status, msg, e.Fields))
+		return
+	}
+	b := Body(status, msg, e.Fields)
+	if e.Errors != nil {
+		b = append(b[:len(b)-1], `,"errors":`...)
+		b = append(append(b, e.Errors...), '}')
+	}
+	if e.Extra != nil {
+		b = append(append(append(b[:len(b)-1], ','), e.Extra...), '}')
+	}
+	_, _ = w.Write(b)
+}
+
+// AppendFieldsObject appends fields as the JSON object Body renders under
+// "errors": {"field":["message",...],...}.
+func AppendFieldsObject(b []byte, fields []FieldError) []byte {
+	b = append(b, '{')
+	b = appendFields(b, fields, false)
+	return append(b, '}')
 }
 
 // NonFieldErrors is the key under which Django REST Framework reports

@@ -64,6 +64,9 @@ type Config struct {
 	ChangesRetention  time.Duration  // how long the change feed keeps deletions (and superseded entries)
 	TrustedProxies    []netip.Prefix // peers whose X-Forwarded-* headers are believed
 	BodyLimit         int64          // largest request body in bytes
+	ImportLimit       int64          // largest file an import takes, in bytes
+	ImportRows        int            // most rows of an imported file
+	BulkLimit         int            // most elements of a bulk create
 	ShutdownTimeout   time.Duration  // how long in-flight requests get on SIGTERM
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
@@ -271,6 +274,19 @@ var settings = []Setting{
 			c.BodyLimit = int64(n)
 			return nil
 		}},
+	{"PERSONNEL_IMPORT_LIMIT", "import_limit", "52428800", "Largest file an import takes, in bytes; larger files get 413.",
+		func(c *Config, v string) error {
+			var n int
+			if err := positiveInt(&n, v); err != nil {
+				return err
+			}
+			c.ImportLimit = int64(n)
+			return nil
+		}},
+	{"PERSONNEL_IMPORT_ROWS", "import_rows", "1000000", "Most rows of an imported file; more get 413.",
+		func(c *Config, v string) error { return positiveInt(&c.ImportRows, v) }},
+	{"PERSONNEL_BULK_LIMIT", "bulk_limit", "1000", "Most elements of a JSON array POSTed to a collection (a bulk create); more get 413.",
+		func(c *Config, v string) error { return positiveInt(&c.BulkLimit, v) }},
 	{"PERSONNEL_SHUTDOWN_TIMEOUT", "shutdown_timeout", "15s", "How long in-flight requests may run after SIGINT/SIGTERM before the server closes.",
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
 	{"PERSONNEL_READ_HEADER_TIMEOUT", "read_header_timeout", "10s", "Longest time to read a request's headers.",

@@ -122,8 +122,23 @@ func errorsResponse(statuses string) obj {
 	return response("An error: "+statuses+". The body's code is the HTTP status.", ref("Error"))
 }
 
+// fieldErrors are the messages of each invalid field, by key.
+var fieldErrors = obj{"type": "object", "additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}}
+
 func commonSchemas() obj {
 	return obj{
+		"ImportResult": obj{
+			"type": "object", "required": []string{"created", "updated", "unchanged", "deleted", "rows"},
+			"properties": obj{
+				"created":   obj{"type": "integer", "minimum": 0},
+				"updated":   obj{"type": "integer", "minimum": 0},
+				"unchanged": obj{"type": "integer", "minimum": 0},
+				"deleted":   obj{"type": "integer", "minimum": 0},
+				"rows": obj{"type": "array", "description": "A dry run's invalid rows; empty when the file is valid.",
+					"items": obj{"type": "object", "required": []string{"row", "errors"}, "properties": obj{
+						"row": obj{"type": "integer", "minimum": 1}, "errors": fieldErrors}}},
+			},
+		},
 		"Error": obj{
 			"type": "object", "required": []string{"code", "msg"},
 			"description": "For Django REST Framework clients, each invalid field's messages are also at the top level, " +
@@ -132,8 +147,11 @@ func commonSchemas() obj {
 			"properties": obj{
 				"code": obj{"type": "integer", "description": "The HTTP status."},
 				"msg":  obj{"type": "string", "description": "What went wrong, for a person; for invalid fields every `field: message`."},
-				"errors": obj{"type": "object", "description": "Messages of each invalid field or parameter.",
-					"additionalProperties": obj{"type": "array", "items": obj{"type": "string"}}},
+				"errors": obj{"description": "Messages of each invalid field or parameter; for a JSON array POSTed to a collection, a list with one such object per element ({} for a valid one).",
+					"anyOf": []obj{fieldErrors, {"type": "array", "items": fieldErrors}}},
+				"rows": obj{"type": "array", "description": "An import's invalid rows, each with its number (the header is row 1) and its fields' messages.",
+					"items": obj{"type": "object", "required": []string{"row", "errors"}, "properties": obj{
+						"row": obj{"type": "integer", "minimum": 1}, "errors": fieldErrors}}},
 				"detail":           obj{"type": "string", "description": "The msg again, on every error that is not about fields (DRF's key)."},
 				"non_field_errors": obj{"type": "array", "items": obj{"type": "string"}, "description": "A failed login, refresh or verify (DRF's key)."},
 			},
@@ -227,7 +245,7 @@ func (b *builder) operation(op resource.Operation) {
 	path := b.in.APIRoot + op.Path
 	success := obj{"description": http.StatusText(op.Status) + "."}
 	if op.Response != "" {
-		success["content"] = jsonContent(ref(op.Response))
+		success["content"] = fileContent(op.Produces, ref(op.Response))
 	}
 	if len(op.Headers) > 0 {
 		headers := obj{}
@@ -239,6 +257,8 @@ func (b *builder) operation(op resource.Operation) {
 				headers[h] = obj{"description": "The new record's URL.", "schema": obj{"type": "string", "format": "uri"}}
 			case resource.ChangesCursorHeader:
 				headers[h] = obj{"description": "The cursor of the resource's change feed from before the page was read: follow the feed from it to miss nothing.", "schema": obj{"type": "string"}}
+			case "Content-Disposition":
+				headers[h] = obj{"description": "attachment, with the file's name: the resource's path and the day (departments-20261126.csv).", "schema": obj{"type": "string"}}
 			case "Allow":
 				headers[h] = obj{"description": "The path's methods, as Django REST Framework lists them.", "schema": obj{"type": "string"}}
 			}
@@ -268,9 +288,33 @@ func (b *builder) operation(op resource.Operation) {
 		o["parameters"] = params
 	}
 	if op.Body != "" {
-		o["requestBody"] = obj{"required": true, "content": jsonContent(ref(op.Body))}
+		o["requestBody"] = obj{"required": true, "content": fileContent(op.Consumes, ref(op.Body))}
 	}
 	b.op(path, op.Method, o)
+}
+
+// fileContent is a body of one of types (JSON of schema, a CSV text, an
+// XLSX workbook, or a multipart form with the file as "file"), or JSON of
+// schema when types is empty.
+func fileContent(types []string, schema any) obj {
+	if len(types) == 0 {
+		return jsonContent(schema)
+	}
+	content := obj{}
+	for _, t := range types {
+		switch t {
+		case "application/json":
+			content[t] = obj{"schema": schema}
+		case "text/csv":
+			content[t] = obj{"schema": obj{"type": "string", "description": "UTF-8 (a leading BOM is accepted), a header row, then a row a record."}}
+		case "multipart/form-data":
+			content[t] = obj{"schema": obj{"type": "object", "required": []string{"file"},
+				"properties": obj{"file": obj{"type": "string", "format": "binary"}}}}
+		default:
+			content[t] = obj{} // a binary file (an XLSX workbook)
+		}
+	}
+	return content
 }
 
 // metadataSchema is the body of an OPTIONS answer: Django REST Framework's

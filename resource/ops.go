@@ -28,7 +28,11 @@ type Operation struct {
 	Response string // schema of the success body; "" for none
 	Headers  []string
 	Errors   string // the error statuses it may answer, for people
-	handle   func(c *gin.Context) error
+	// Produces are the media types of the success body when it is not
+	// JSON of Response (an export's files); Consumes those of the request
+	// body when it is not JSON of Body (an import's files).
+	Produces, Consumes []string
+	handle             func(c *gin.Context) error
 }
 
 // Param is a parameter of an operation.
@@ -74,8 +78,9 @@ func (r *Resource) operations() []Operation {
 		{ID: "list" + many, Method: http.MethodGet, Path: coll, Summary: "List " + r.desc.Path + ".",
 			Params: append(r.listParams(), r.expandParam()...), Status: http.StatusOK, Response: one + "Page", Headers: []string{ChangesCursorHeader},
 			Errors: "400 malformed parameter, 401, 404 invalid page", handle: r.handleList},
-		{ID: "create" + one, Method: http.MethodPost, Path: coll, Summary: "Create a " + r.desc.Name + ".",
-			Body: one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
+		{ID: "create" + one, Method: http.MethodPost, Path: coll,
+			Summary: "Create a " + r.desc.Name + "; a JSON array creates every element or none (201 with the array).",
+			Body:    one + "Create", Status: http.StatusCreated, Response: one, Headers: []string{"ETag", "Location"},
 			Errors: writeErrors, handle: r.handleCreate},
 	}
 	if r.fields.Hierarchical() {
@@ -93,6 +98,7 @@ func (r *Resource) operations() []Operation {
 			ops = append(ops, Operation{Method: m, Path: tree, handle: onlyGET})
 		}
 	}
+	ops = append(ops, r.fileOperations(one, many)...)
 	ops = append(ops,
 		Operation{ID: "read" + one, Method: http.MethodGet, Path: item, Summary: "Read a " + r.desc.Name + ".",
 			Params: append([]Param{id}, r.expandParam()...), Status: http.StatusOK, Response: one, Headers: []string{"ETag"},
@@ -268,10 +274,50 @@ func (r *Resource) handleTree(c *gin.Context) error {
 }
 
 // onlyGET answers a method the tree path does not have.
-func onlyGET(c *gin.Context) error {
-	c.Header("Allow", AllowHeader([]string{http.MethodGet, http.MethodOptions}))
+func onlyGET(c *gin.Context) error { return only(c, http.MethodGet) }
+
+// only answers a method a path without an id does not have (gin would
+// take the path for an id of the item routes otherwise).
+func only(c *gin.Context, method string) error {
+	c.Header("Allow", AllowHeader([]string{method, http.MethodOptions}))
 	return apierror.New(apierror.MethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method))
 }
+
+// fileOperations are the export and import of r's records as files.
+func (r *Resource) fileOperations(one, many string) []Operation {
+	export, imp := "/"+r.desc.Path+"/export/", "/"+r.desc.Path+"/import/"
+	flag := map[string]any{"type": "boolean"}
+	ops := []Operation{
+		{ID: "export" + many, Method: http.MethodGet, Path: export,
+			Summary: "Every " + r.desc.Name + " the list's filters select, in its ordering, as a file (not paged).",
+			Params: append(r.listParams(), Param{Name: "format", In: "query", Doc: "csv (the default), xlsx or json.",
+				Schema: map[string]any{"type": "string", "enum": []string{"csv", "xlsx", "json"}}}),
+			Status: http.StatusOK, Response: one + "File", Headers: []string{"Content-Disposition"},
+			Produces: []string{"text/csv", tabularXLSX, "application/json"},
+			Errors:   "400 malformed parameter, 401", handle: r.handleExport},
+		{ID: "import" + many, Method: http.MethodPost, Path: imp,
+			Summary: "Create and update " + r.desc.Path + " from a file (upsert by code), all or nothing.",
+			Params: []Param{
+				{Name: "mode", In: "query", Doc: "upsert (the default) or create (a row whose code exists is an error).",
+					Schema: map[string]any{"type": "string", "enum": []string{"upsert", "create"}}},
+				{Name: "dry_run", In: "query", Doc: "Check and count, write nothing.", Schema: flag},
+				{Name: "delete_missing", In: "query", Doc: "Also delete the records whose codes the file lacks.", Schema: flag},
+			},
+			Body: one + "File", Consumes: []string{"text/csv", tabularXLSX, "application/json", "multipart/form-data"},
+			Status: http.StatusOK, Response: "ImportResult",
+			Errors: "400 invalid rows (under rows) or columns, 401, 403 a viewer, 413 too large, 415", handle: r.handleImport},
+	}
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		ops = append(ops, Operation{Method: m, Path: export, handle: func(c *gin.Context) error { return only(c, http.MethodGet) }})
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		ops = append(ops, Operation{Method: m, Path: imp, handle: func(c *gin.Context) error { return only(c, http.MethodPost) }})
+	}
+	return ops
+}
+
+// tabularXLSX is the media type of an XLSX file.
+const tabularXLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 func (r *Resource) handleRead(c *gin.Context) error {
 	id, ok := parseID(c.Param("id"))
@@ -298,6 +344,9 @@ func (r *Resource) handleRead(c *gin.Context) error {
 }
 
 func (r *Resource) handleCreate(c *gin.Context) error {
+	if data, isList := r.bodyList(c.Request); isList {
+		return r.handleBulkCreate(c, data)
+	}
 	in, err := r.readInput(c, ModeCreate)
 	if err != nil {
 		return err

@@ -33,6 +33,9 @@ import (
 type Options struct {
 	PageSizeMax   int   // page_size above this is clamped
 	BodyLimit     int64 // largest request body in bytes
+	ImportLimit   int64 // largest file an import takes, in bytes
+	ImportRows    int   // most rows of an imported file
+	BulkLimit     int   // most elements of a bulk create
 	Links         Links // how absolute URLs are made
 	TreeNodeLimit int   // most nodes in one tree answer
 	StrictQuery   bool  // a malformed page_size or ordering, or an unknown parameter, is a 400, not ignored
@@ -75,6 +78,15 @@ func NewRegistry(router gin.IRouter, d *db.DB, opts Options) *Registry {
 	}
 	if opts.TreeNodeLimit < 1 {
 		opts.TreeNodeLimit = DefaultTreeNodeLimit
+	}
+	if opts.ImportLimit < 1 {
+		opts.ImportLimit = 50 << 20
+	}
+	if opts.ImportRows < 1 {
+		opts.ImportRows = 1_000_000
+	}
+	if opts.BulkLimit < 1 {
+		opts.BulkLimit = 1000
 	}
 	if opts.DBTimeout <= 0 {
 		opts.DBTimeout = 5 * time.Second

@@ -161,6 +161,7 @@ func (r *Resource) Schemas() map[string]any {
 	}
 	r.refSchemas(s)
 	ref := func(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
+	s[one+"File"] = r.fileSchema()
 	s[one+"Page"] = envelope(obj{"type": "array", "items": ref(one)}, true)
 	s[one+"Changes"] = changesSchema(one)
 	if r.fields.Hierarchical() {
@@ -174,6 +175,25 @@ func (r *Resource) Schemas() map[string]any {
 		s[one+"Tree"] = envelope(obj{"type": "array", "items": ref(one + "Node")}, false)
 	}
 	return s
+}
+
+// fileSchema is the JSON form of an export's and an import's file.
+func (r *Resource) fileSchema() obj {
+	props := obj{"id": obj{"type": "integer", "description": "Ignored by an import."}}
+	for i := range r.fields.List {
+		f := &r.fields.List[i]
+		switch {
+		case i == r.fields.Parent:
+			props[r.ParentCodeColumn()] = obj{"type": "string", "nullable": true, "description": "The parent's code; null or empty for a root."}
+		case f.Kind == record.KindRefs:
+			props[f.Key] = obj{"type": "array", "items": obj{"type": "integer"}}
+		default:
+			sch := fieldSchema(f)
+			props[f.Key] = sch
+		}
+	}
+	return obj{"type": "array", "items": obj{"type": "object", "properties": props},
+		"description": "One object a record, with the columns of the CSV and XLSX forms: id, code, name, the parent's code, the extra fields."}
 }
 
 // listParams are the query parameters of a list (and of descendants).

@@ -20,7 +20,7 @@ func TestBody_UnacceptableBodiesAreRefusedAndChangeNothing(t *testing.T) {
 			{"empty", "", "", http.StatusBadRequest},
 			{"only white space", " \n ", "", http.StatusBadRequest},
 			{"not UTF-8", "{\"" + r.Fields.Code + "\":\"\xff\xfe\",\"" + r.Fields.Name + "\":\"x\"}", "", http.StatusBadRequest},
-			{"a list", `[` + valid + `]`, "", http.StatusBadRequest},
+			{"a malformed list", `[` + valid, "", http.StatusBadRequest}, // a list is a bulk create (bulk_test.go)
 			{"two objects", valid + valid, "", http.StatusBadRequest},
 			{"a string", `"` + r.Fields.Code + `"`, "", http.StatusBadRequest},
 			{"malformed", `{"` + r.Fields.Code + `":"NEW",}`, "", http.StatusBadRequest},

@@ -331,9 +331,9 @@ func checkResponse(t testing.TB, what string, resp *response, unavailable bool) 
 		return
 	}
 	var e struct {
-		Code   int                 `json:"code"`
-		Msg    string              `json:"msg"`
-		Errors map[string][]string `json:"errors"`
+		Code   int             `json:"code"`
+		Msg    string          `json:"msg"`
+		Errors json.RawMessage `json:"errors"` // an object, or a bulk create's list of them
 	}
 	if err := json.Unmarshal(resp.Body, &e); err != nil {
 		t.Errorf("%s: error body is not JSON: %s", what, resp)

@@ -273,9 +273,15 @@ func deadline(d time.Duration) gin.HandlerFunc {
 // announced with Content-Length (a chunked one is counted as it arrives),
 // and one that does not arrive within the server's read timeout is a 408.
 // Handlers then read it from memory.
-func readBody(limit int64) gin.HandlerFunc {
+//
+// An import's file may be larger: up to importLimit.
+func readBody(bodyLimit, importLimit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		r := c.Request
+		limit := bodyLimit
+		if strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/import") && r.Method == http.MethodPost {
+			limit = max(bodyLimit, importLimit)
+		}
 		if r.ContentLength > limit {
 			fail(c, tooLarge(limit))
 			return

@@ -67,6 +67,12 @@ func (c *contract) check(t testing.TB, req *http.Request, body []byte, resp *res
 	if req.Method == http.MethodOptions && req.Header.Get("Access-Control-Request-Method") != "" {
 		return // CORS preflight, not an operation
 	}
+	if req.Method == http.MethodPost && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) && !strings.Contains(req.URL.Path, "/import") {
+		// A bulk create: the document types a create's body as the one
+		// object the admin UI builds its form from, and says in words
+		// that an array of them creates each (bulk_test.go checks those).
+		return
+	}
 	r := req.Clone(context.Background())
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	route, params, err := c.router.FindRoute(r)
@@ -121,8 +127,9 @@ func TestOpenAPI_DocumentsExactlyTheRoutesServed(t *testing.T) {
 		}
 		path := strings.ReplaceAll(rt.Path, ":id", "{id}")
 		if !documented[rt.Method+" "+path] && !documented[rt.Method+" "+path+"/"] {
-			// The tree path answers the methods it lacks with 405.
-			if resp := a.do(rt.Method, rt.Path, nil); resp.Status != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD, OPTIONS" {
+			// The tree, export and import paths answer the methods they lack with 405.
+			if resp := a.do(rt.Method, rt.Path, nil); resp.Status != http.StatusMethodNotAllowed ||
+				resp.Header.Get("Allow") != "GET, HEAD, OPTIONS" && resp.Header.Get("Allow") != "POST, OPTIONS" {
 				t.Errorf("%s %s is served but not documented", rt.Method, rt.Path)
 			}
 		}

@@ -98,7 +98,7 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	// The body is read whole before the database deadline starts, so a slow
 	// client gets 408 and never uses up the database's time.
 	middleware = append(middleware, requestLog(rs), recovery(), allowedHosts(cfg.AllowedHosts, cfg.TrustedProxies),
-		cors(cfg.CORSOrigins), readBody(cfg.BodyLimit), deadline(cfg.DBTimeout))
+		cors(cfg.CORSOrigins), readBody(cfg.BodyLimit, cfg.ImportLimit), deadline(cfg.DBTimeout))
 	e.Use(middleware...)
 	e.NoRoute(func(c *gin.Context) { fail(c, apierror.NotFoundError()) })
 	e.NoMethod(func(c *gin.Context) {
@@ -136,6 +136,9 @@ func New(cfg *config.Config, d *db.DB, opts ...Option) (*Server, error) {
 	reg := resource.NewRegistry(api, d, resource.Options{
 		PageSizeMax:   cfg.PageSizeMax,
 		BodyLimit:     cfg.BodyLimit,
+		ImportLimit:   cfg.ImportLimit,
+		ImportRows:    cfg.ImportRows,
+		BulkLimit:     cfg.BulkLimit,
 		Links:         links,
 		TreeNodeLimit: cfg.TreeNodeLimit,
 		StrictQuery:   cfg.StrictQuery,
@@ -246,8 +249,24 @@ func CheckResources() error {
 // d, without building the HTTP side (no secret needed): for `personnel
 // seed` and benchmarks.
 func Loaders(d *db.DB) map[string]resource.Loader {
-	reg := resource.NewRegistry(gin.New(), d, resource.Options{Resources: compiledResources})
 	out := map[string]resource.Loader{}
+	for name, r := range ResourcesOf(d, nil) {
+		out[name] = r
+	}
+	return out
+}
+
+// ResourcesOf registers every compiled resource with d, outside any
+// router, for the commands that import and export (the limits of cfg,
+// when given), by name.
+func ResourcesOf(d *db.DB, cfg *config.Config) map[string]*resource.Resource {
+	opts := resource.Options{Resources: compiledResources}
+	if cfg != nil {
+		opts.ImportLimit, opts.ImportRows, opts.BulkLimit = cfg.ImportLimit, cfg.ImportRows, cfg.BulkLimit
+		opts.DBTimeout = cfg.DBTimeout
+	}
+	reg := resource.NewRegistry(gin.New(), d, opts)
+	out := map[string]*resource.Resource{}
 	for _, desc := range compiledResources {
 		out[desc.Name] = resource.Register(reg, desc)
 	}

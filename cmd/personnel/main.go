@@ -6,6 +6,8 @@
 //	personnel reindex [--all]               recount, rebuild the derived structures not trusted yet (--all: every one)
 //	personnel user add NAME --role editor   manage users (add, list, passwd, disable, enable, delete, unlock, revoke-token)
 //	personnel seed --count 1000000          fill empty resources with realistic data
+//	personnel export --resource department  write a resource's records to a CSV, XLSX or JSON file
+//	personnel import --resource department FILE   create and update records from such a file
 //	personnel audit --resource department   print who changed what (audit prune: apply the retention)
 //	personnel healthcheck                   exit 0 when the local server is ready
 //	personnel version                       print the build's version and revision
@@ -117,6 +119,10 @@ global:
 		err = healthcheck(args, stdout, stderr)
 	case "seed":
 		err = seedCommand(args, stdout, stderr)
+	case "import":
+		err = importCommand(args, stdout, stderr)
+	case "export":
+		err = exportCommand(args, stdout, stderr)
 	case "audit":
 		err = auditCommand(args, stdout, stderr)
 	case "storage":
@@ -160,6 +166,10 @@ Commands:
                                  manage who may log in ("personnel user --help")
   seed [--count N] [--resource NAME] [--append] [--seed S]
                                  fill resources with N realistic records each
+  export --resource R [--format csv|xlsx|json] [--query Q] [--output FILE]
+                                 write the records to a file (standard output by default)
+  import --resource R [--dry-run] [--delete-missing] [--mode create] FILE
+                                 create and update records from a file, all or nothing
   audit [--resource R] [--record ID] [--since T] [--limit N]
                                  print the audit trail, newest first
   audit prune                    delete the entries older than PERSONNEL_AUDIT_RETENTION

@@ -1,0 +1,89 @@
+package tabular_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"personnel/apierror"
+	"personnel/tabular"
+)
+
+// What Neutralise writes, Restore gives back exactly, and no text it
+// writes starts with what a spreadsheet takes for a formula.
+func TestNeutralise_RoundTripsAndDisarmsFormulas(t *testing.T) {
+	for _, s := range []string{"=1+2", "+A1", "-5", "@SUM(A1)", "\tx", "\rx", "'", "'=x", "''y", "plain", "", "a=b"} {
+		n := tabular.Neutralise(s)
+		if n != "" && strings.ContainsRune("=+-@\t\r", rune(n[0])) {
+			t.Errorf("Neutralise(%q) = %q starts a formula", s, n)
+		}
+		if got := tabular.Restore(n); got != s {
+			t.Errorf("Restore(Neutralise(%q)) = %q", s, got)
+		}
+	}
+}
+
+// A CSV file may start with Excel's byte order mark; one that is not
+// UTF-8 is refused with a message saying which encoding is expected.
+func TestRead_CSVTakesABOMAndRefusesOtherEncodings(t *testing.T) {
+	f, err := tabular.Read(tabular.CSV, []byte("\xef\xbb\xbfcode,name\nA,\xc3\xa9\n"), 10)
+	if err != nil || f.Header[0] != "code" || f.Rows[0][1] != "é" || f.Line[0] != 2 {
+		t.Fatalf("BOM: %+v, %v", f, err)
+	}
+	_, err = tabular.Read(tabular.CSV, []byte("code,name\nA,\xe9\n"), 10)
+	var ae *apierror.Error
+	if !errors.As(err, &ae) || !strings.Contains(ae.Msg, "UTF-8") {
+		t.Fatalf("Latin-1: %v", err)
+	}
+	if _, err := tabular.Read(tabular.CSV, []byte("code\n1\n2\n3\n"), 2); !errors.Is(err, tabular.ErrTooManyRows) {
+		t.Fatalf("3 rows over a limit of 2: %v", err)
+	}
+}
+
+// An XLSX file written by the writer reads back with the same cells.
+func TestRead_XLSXReadsWhatTheWriterWrote(t *testing.T) {
+	var b bytes.Buffer
+	w, err := tabular.NewWriter(tabular.XLSX, &b, "departments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Header([]string{"id", "code", "day", "ok"})
+	_ = w.Row([]tabular.Cell{{Kind: tabular.Int, Int: 7}, {Kind: tabular.Text, Str: "=HR"}, {Kind: tabular.Date, Str: "2024-02-29"}, {Kind: tabular.Bool, Int: 1}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := tabular.Read(tabular.XLSX, b.Bytes(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := f.Rows[0]
+	day, _ := tabular.DateFromSerial(row[2])
+	if row[0] != "7" || row[1] != "=HR" || day != "2024-02-29" || row[3] != "1" || f.Line[0] != 2 {
+		t.Fatalf("read back %q (day %s)", row, day)
+	}
+}
+
+// FuzzRead: no bytes make a reader panic, and every refusal is an error
+// the API can answer (a 400), or the row limit (a 413).
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("code,name\nA,B\n"))
+	f.Add([]byte("\xef\xbb\xbfcode,\"na\nme\"\n'=x,\"y\"\"\"\n"))
+	f.Add([]byte(`[{"code":"A"}]`))
+	f.Add([]byte("PK\x03\x04"))
+	var b bytes.Buffer
+	w, _ := tabular.NewWriter(tabular.XLSX, &b, "s")
+	_ = w.Header([]string{"code"})
+	_ = w.Row([]tabular.Cell{{Kind: tabular.Text, Str: "A"}})
+	_ = w.Close()
+	f.Add(b.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []tabular.Format{tabular.CSV, tabular.XLSX, tabular.JSON} {
+			_, err := tabular.Read(format, data, 100)
+			var ae *apierror.Error
+			if err != nil && !errors.As(err, &ae) && !errors.Is(err, tabular.ErrTooManyRows) {
+				t.Fatalf("%s: %v is neither an API error nor the row limit", format, err)
+			}
+		}
+	})
+}
