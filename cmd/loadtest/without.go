@@ -71,7 +71,7 @@ func splitList(list string) []string {
 
 // measureMechanisms measures each mechanism named in list on the database
 // env names (seeded already): a service with it and one without it, both
-// started afresh over that database, driven in alternation (compareSlices)
+// started afresh over that database, driven in alternation (alternateAll)
 // on each of its scenarios (those of only, if given). It prints both rows
 // of each, the second with the ratio of the first's throughput to it.
 func measureMechanisms(bin, dir, backend string, env []string, n, conns int, d time.Duration, only, list string) error {
