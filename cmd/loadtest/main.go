@@ -18,8 +18,8 @@
 //
 // With -without, each performance mechanism named is measured against the
 // same binary with it turned off (PERSONNEL_WITHOUT), both serving the same
-// database, in alternation, on the scenarios the mechanism is for: see
-// without.go.
+// database, in alternation, on the scenarios the mechanism is for (with
+// -compare, the hand-written services too): see without.go.
 //
 // The load generator runs on the same machine as the server and takes part
 // of its CPU; the figures are for the pair.
@@ -176,8 +176,20 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	if only == "none" {
 		return nil
 	}
+	var hws []*server
+	for _, mode := range compare {
+		hw, err := startHandwritten(backend, mode, env)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			hw.cmd.Process.Kill()
+			hw.cmd.Wait()
+		}()
+		hws = append(hws, hw)
+	}
 	if without != "" {
-		return measureMechanisms(bin, dir, backend, env, n, conns, duration, only, without)
+		return measureMechanisms(bin, dir, backend, env, n, conns, duration, only, without, hws, compare)
 	}
 	srv, err := start(bin, dir, "serve", env)
 	if err != nil {
@@ -193,18 +205,6 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	if only == "sustained" {
 		return srv.sustained(backend, n, root, conns, duration)
-	}
-	var hws []*server
-	for _, mode := range compare {
-		hw, err := startHandwritten(backend, mode, env)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			hw.cmd.Process.Kill()
-			hw.cmd.Wait()
-		}()
-		hws = append(hws, hw)
 	}
 	for _, sc := range scenarios(n, root, size) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
@@ -270,7 +270,7 @@ func sameAnswer(srv, hw *server, sc scenario) error {
 // forward and then backward (ABBA for two, ABCCBA for three), so that a
 // machine getting steadily faster or slower during the run (a neighbour's
 // load on a shared host) favours none.
-const compareRounds = 2
+const compareRounds = 2 // with slices of d/8: each service is driven d/2, as the pair always was
 
 // compareWith drives sc against Personnel and against each hand-written
 // service (hws, run in modes) in turn, and prints a row for each, the
@@ -290,13 +290,13 @@ func alternate(a, b *server, sc scenario, backend string, n, conns int, d time.D
 }
 
 // alternateAll drives sc against each of svcs in turn, forward then
-// backward, compareRounds times, each slice 1/(2*compareRounds) of d (so
-// that all see the same machine), and prints a row for each, every row
+// backward, compareRounds times, each slice an eighth of d (so that all
+// see the same machine, and each is driven half of d), and prints a row for each, every row
 // after the first named with the first's throughput ratio to it and, in
 // brackets, the lowest and highest of that ratio over the rounds (how
 // much it moved while they ran). It returns those ratios.
 func alternateAll(svcs []*server, names []string, sc scenario, backend string, n, conns int, d time.Duration) []float64 {
-	slice := d / time.Duration(2*compareRounds)
+	slice := d / 8
 	all := make([]samples, len(svcs))
 	rounds := make([][]samples, compareRounds)
 	for r := range rounds {
