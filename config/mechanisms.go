@@ -24,14 +24,10 @@ type Mechanisms struct {
 	// LogEncoder: request lines are encoded by slog's JSON handler, not by
 	// hand.
 	LogEncoder bool
-	// MySQLPrepared: on MySQL and MariaDB, statements outside a
-	// transaction have their arguments interpolated by the driver, not
-	// run as statements prepared once per connection.
-	MySQLPrepared bool
 }
 
 // MechanismNames are the names PERSONNEL_WITHOUT takes, in order.
-var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit", "log_encoder", "mysql_prepared"}
+var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit", "log_encoder"}
 
 // named returns the field of m that name turns off.
 func (m *Mechanisms) named(name string) (*bool, bool) {
@@ -48,8 +44,6 @@ func (m *Mechanisms) named(name string) (*bool, bool) {
 		return &m.GroupCommit, true
 	case "log_encoder":
 		return &m.LogEncoder, true
-	case "mysql_prepared":
-		return &m.MySQLPrepared, true
 	}
 	return nil, false
 }

@@ -89,7 +89,7 @@ func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
 	case config.DriverSQLite:
 		d, err = openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, !cfg.Without.GroupCommit)
 	case config.DriverMySQL:
-		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns, !cfg.Without.MySQLPrepared)
+		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns)
 	case config.DriverPostgres:
 		d, err = openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, cfg.DBTimeout)
 	default:
@@ -187,14 +187,7 @@ func openSQLite(ctx context.Context, path string, readers int, group bool) (*DB,
 	return d, nil
 }
 
-// openMySQL opens one pool over the MySQL server dsn names. With prepared,
-// the statements run outside a transaction (every read) go through the
-// statement cache (stmts.go): each prepared once per connection and run
-// with the binary protocol, with no parsing of the text per request.
-// Statements in a transaction, and those the cache does not keep, have
-// their arguments interpolated by the driver, which saves the prepare and
-// close round trips a one-off statement would cost.
-func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared bool) (*DB, error) {
+func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, error) {
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: not a valid MySQL DSN: %w", err)
@@ -248,11 +241,7 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared
 		killing.killer.Close()
 		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
 	}
-	var drv dialect.Driver = entsql.OpenDB(dialect.MySQL, sqlDB)
-	if prepared {
-		drv = newStmtDriver(dialect.MySQL, sqlDB)
-	}
-	client := ent.NewClient(ent.Driver(drv))
+	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.MySQL, sqlDB)))
 	return &DB{
 		Dialect: dialect.MySQL,
 		Flavor:  flavor,

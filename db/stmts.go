@@ -3,12 +3,10 @@ package db
 import (
 	"context"
 	stdsql "database/sql"
-	"errors"
 	"sync"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	"github.com/go-sql-driver/mysql"
 )
 
 // Statement cache bounds: texts longer than maxCachedQuery (bulk inserts)
@@ -19,18 +17,12 @@ const (
 )
 
 // stmtCache prepares each distinct SQL text once and keeps it. SQLite
-// spends about as long parsing a short query as running it, and MySQL runs
-// a prepared statement with the binary protocol and no parsing;
-// database/sql re-prepares a kept statement on each pool connection as
-// needed.
+// spends about as long parsing a short query as running it; database/sql
+// re-prepares a kept statement on each pool connection as needed.
 type stmtCache struct {
 	db    *stdsql.DB
 	mu    sync.RWMutex
 	stmts map[string]*stdsql.Stmt
-	// refused are the texts the server would not prepare (MySQL refuses
-	// some statements, and any once max_prepared_stmt_count is reached):
-	// they run plainly from then on, without a prepare tried each time.
-	refused map[string]bool
 }
 
 // get returns the prepared statement of query, preparing it when prepare
@@ -42,9 +34,9 @@ func (c *stmtCache) get(ctx context.Context, query string, prepare bool) *stdsql
 		return nil
 	}
 	c.mu.RLock()
-	st, refused := c.stmts[query], c.refused[query]
+	st := c.stmts[query]
 	c.mu.RUnlock()
-	if st != nil || !prepare || refused {
+	if st != nil || !prepare {
 		return st
 	}
 	// Prepared without holding the lock: preparing waits for a connection
@@ -52,12 +44,6 @@ func (c *stmtCache) get(ctx context.Context, query string, prepare bool) *stdsql
 	// statements look in the cache.
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		var refusal *mysql.MySQLError // the server's answer, not a lost connection
-		if errors.As(err, &refusal) && len(c.refused) < maxCachedStmts {
-			c.refused[query] = true
-		}
 		return nil // let the plain call report the error
 	}
 	c.mu.Lock()
@@ -138,7 +124,7 @@ type stmtDriver struct {
 }
 
 func newStmtDriver(dialectName string, db *stdsql.DB) *stmtDriver {
-	c := &stmtCache{db: db, stmts: map[string]*stdsql.Stmt{}, refused: map[string]bool{}}
+	c := &stmtCache{db: db, stmts: map[string]*stdsql.Stmt{}}
 	return &stmtDriver{Conn: entsql.Conn{ExecQuerier: cachedDB{c}}, cache: c, dialect: dialectName}
 }
 

@@ -39,8 +39,6 @@ var mechanisms = []mechanism{
 	// here, so that the encoding alone differs.
 	{name: "log_encoder", off: []string{"PERSONNEL_WITHOUT=log_encoder"}, both: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
 	{name: "log_hold", off: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
-	{name: "mysql_prepared", off: []string{"PERSONNEL_WITHOUT=mysql_prepared"},
-		scenarios: []string{"read", "list_page1", "icontains_selective", "ordering_name_desc", "create"}, backend: "mysql"},
 }
 
 func mechanismNames() []string {
