@@ -1,5 +1,44 @@
 package db
 
+import (
+	"fmt"
+	"slices"
+)
+
 // QueuedWrites returns how many writes wait for d's SQLite writer, so that
 // tests can line writes up behind a write that holds it.
 func QueuedWrites(d *DB) int { return len(d.group.queue) }
+
+// KeeperNames returns the names of t's keepers, in the order they are
+// told of a write: a structure's name, "audit" for the audit trail.
+func KeeperNames(t *Table) []string {
+	var names []string
+	for _, k := range t.keepers {
+		names = append(names, keeperName(k))
+	}
+	return names
+}
+
+func keeperName(k Keeper) string {
+	switch k := k.(type) {
+	case Structure:
+		return k.Name()
+	case *auditKeeper:
+		return "audit"
+	}
+	return fmt.Sprintf("%T", k)
+}
+
+// KeepOnly leaves t only the keepers named (KeeperNames), so that a
+// benchmark can time a write with some of them; restore gives it back all
+// of them. The structures left out are no longer in step with the table.
+func KeepOnly(t *Table, names ...string) (restore func()) {
+	all := t.keepers
+	t.keepers = nil
+	for _, k := range all {
+		if slices.Contains(names, keeperName(k)) {
+			t.keepers = append(t.keepers, k)
+		}
+	}
+	return func() { t.keepers = all }
+}

@@ -10,14 +10,16 @@
 //	    -mysql 'root@tcp(127.0.0.1:3306)/test' -postgres 'postgres://postgres@127.0.0.1:5432/test'
 //
 // With -compare, the scenarios a plain service can answer (read, lists,
-// searches, ordering, deep page) are also driven against a hand-written
-// service over the same database, as the performance issue measured: see
-// handwritten.go.
+// searches, ordering, deep page, create) are also driven against
+// hand-written services over the same database, as the performance issues
+// measured: one interpolating its arguments, one preparing its statements
+// once per pool (-compare=interpolated or -compare=prepared for one of
+// them); see handwritten.go.
 //
 // With -without, each performance mechanism named is measured against the
 // same binary with it turned off (PERSONNEL_WITHOUT), both serving the same
-// database, in alternation, on the scenarios the mechanism is for: see
-// without.go.
+// database, in alternation, on the scenarios the mechanism is for (with
+// -compare, the hand-written services too): see without.go.
 //
 // The load generator runs on the same machine as the server and takes part
 // of its CPU; the figures are for the pair.
@@ -59,7 +61,8 @@ func main() {
 	postgresDSN := flag.String("postgres", "", "administrative PostgreSQL URL (postgres://user@host:5432/db); when set, PostgreSQL is tested too (a scratch database is created and dropped)")
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default all)")
 	sustained := flag.Duration("sustained", 0, "instead of the scenarios, run a mixed workload this long and check that no acknowledged write was lost")
-	compare := flag.Bool("compare", false, "also drive a hand-written service (net/http, database/sql, COUNT(*), OFFSET, LIKE) over the same database, in alternation, for the scenarios it serves")
+	var compare compareFlag
+	flag.Var(&compare, "compare", "also drive hand-written services (net/http, database/sql, COUNT(*), OFFSET, LIKE, one INSERT a create) over the same database, in alternation, for the scenarios they serve: -compare=interpolated, -compare=prepared, or -compare (both)")
 	storage := flag.Bool("storage", false, "after seeding, print the space the table, each structure, the audit trail and the change feed take (personnel storage); -scenarios none then runs nothing else")
 	without := flag.String("without", "", "comma-separated performance mechanisms ("+strings.Join(mechanismNames(), ", ")+") to measure each against the same service without it, in alternation, on the scenarios it is for")
 	handwritten := flag.Bool("handwritten", false, "serve the hand-written service (-compare starts it; not for use by hand)")
@@ -80,13 +83,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest -without:", err)
 		os.Exit(2)
 	}
-	if err := run(*records, *conns, *duration, admin, *only, *compare, *without, *storage); err != nil {
+	if err := run(*records, *conns, *duration, admin, *only, compare.modes, *without, *storage); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
 
-func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare bool, without string, storage bool) error {
+func run(records string, conns int, duration time.Duration, admin map[string]string, only string, compare []string, without string, storage bool) error {
 	dir, err := os.MkdirTemp("", "personnel-load")
 	if err != nil {
 		return err
@@ -127,7 +130,7 @@ type server struct {
 	token string
 }
 
-func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare bool, without string, storage bool) error {
+func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Duration, only string, compare []string, without string, storage bool) error {
 	env := append(os.Environ(), "PERSONNEL_ADDR=127.0.0.1:0", "PERSONNEL_LOG_FORMAT=json",
 		"PERSONNEL_ADMIN_USER=load", "PERSONNEL_ADMIN_PASSWORD=load-password", "PERSONNEL_BCRYPT_COST=4",
 		"PERSONNEL_JWT_SECRET=load-test-secret-load-test-secret-xx",
@@ -173,8 +176,20 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	if only == "none" {
 		return nil
 	}
+	var hws []*server
+	for _, mode := range compare {
+		hw, err := startHandwritten(backend, mode, env)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			hw.cmd.Process.Kill()
+			hw.cmd.Wait()
+		}()
+		hws = append(hws, hw)
+	}
 	if without != "" {
-		return measureMechanisms(bin, dir, backend, env, n, conns, duration, only, without)
+		return measureMechanisms(bin, dir, backend, env, n, conns, duration, only, without, hws, compare)
 	}
 	srv, err := start(bin, dir, "serve", env)
 	if err != nil {
@@ -191,25 +206,17 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	if only == "sustained" {
 		return srv.sustained(backend, n, root, conns, duration)
 	}
-	var hw *server
-	if compare {
-		if hw, err = startHandwritten(backend, env); err != nil {
-			return err
-		}
-		defer func() {
-			hw.cmd.Process.Kill()
-			hw.cmd.Wait()
-		}()
-	}
 	for _, sc := range scenarios(n, root, size) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
 			continue
 		}
-		if hw != nil && handwrittenServes(sc.name) {
-			if err := sameAnswer(srv, hw, sc); err != nil {
-				return fmt.Errorf("%s: %w", sc.name, err)
+		if len(hws) > 0 && handwrittenServes(sc.name) {
+			for _, hw := range hws {
+				if err := sameAnswer(srv, hw, sc); err != nil {
+					return fmt.Errorf("%s: %w", sc.name, err)
+				}
 			}
-			compareWith(srv, hw, sc, backend, n, conns, duration)
+			compareWith(srv, hws, compare, sc, backend, n, conns, duration)
 			continue
 		}
 		if sc.prepare != nil {
@@ -259,40 +266,105 @@ func sameAnswer(srv, hw *server, sc scenario) error {
 	return errors.New(msg)
 }
 
-// compareSlices is the order compareWith drives the two services in
-// (true: Personnel): ABBA twice, so that a machine getting steadily faster
-// or slower during the run (a neighbour's load on a shared host) favours
-// neither.
-var compareSlices = []bool{true, false, false, true, true, false, false, true}
+// compareRounds is how many times compareWith drives the services
+// forward and then backward (ABBA for two, ABCCBA for three), so that a
+// machine getting steadily faster or slower during the run (a neighbour's
+// load on a shared host) favours none.
+const compareRounds = 2 // with slices of d/8: each service is driven d/2, as the pair always was
 
-// compareWith drives sc against Personnel and against the hand-written
-// service in turn, in compareSlices, each an eighth of d (so that both see
-// the same machine), and prints both rows, the second named with
-// Personnel's throughput ratio to it.
-func compareWith(srv, hw *server, sc scenario, backend string, n, conns int, d time.Duration) {
-	alternate(srv, hw, sc, backend, n, conns, d, "Personnel", "hand-written")
+// compareWith drives sc against Personnel and against each hand-written
+// service (hws, run in modes) in turn, and prints a row for each, the
+// hand-written ones named with Personnel's throughput ratio to them.
+func compareWith(srv *server, hws []*server, modes []string, sc scenario, backend string, n, conns int, d time.Duration) {
+	names := []string{"Personnel"}
+	for _, m := range modes {
+		names = append(names, "hand-written "+m)
+	}
+	alternateAll(append([]*server{srv}, hws...), names, sc, backend, n, conns, d)
 }
 
-// alternate drives sc against a and b in turn, in compareSlices, each an
-// eighth of d (so that both see the same machine), and prints both rows,
-// the second named bName with a's throughput ratio to it.
+// alternate drives sc against a and b in turn (alternateAll) and prints
+// both rows, the second named bName with a's throughput ratio to it.
 func alternate(a, b *server, sc scenario, backend string, n, conns int, d time.Duration, aName, bName string) (ratio float64) {
-	var as, bs samples
-	for _, first := range compareSlices {
-		if first {
-			as.add(a.drive(sc, conns, d/time.Duration(len(compareSlices))))
-		} else {
-			bs.add(b.drive(sc, conns, d/time.Duration(len(compareSlices))))
+	return alternateAll([]*server{a, b}, []string{aName, bName}, sc, backend, n, conns, d)[0]
+}
+
+// alternateAll drives sc against each of svcs in turn, forward then
+// backward, compareRounds times, each slice an eighth of d (so that all
+// see the same machine, and each is driven half of d), and prints a row for each, every row
+// after the first named with the first's throughput ratio to it and, in
+// brackets, the lowest and highest of that ratio over the rounds (how
+// much it moved while they ran). It returns those ratios.
+func alternateAll(svcs []*server, names []string, sc scenario, backend string, n, conns int, d time.Duration) []float64 {
+	slice := d / 8
+	all := make([]samples, len(svcs))
+	rounds := make([][]samples, compareRounds)
+	for r := range rounds {
+		rounds[r] = make([]samples, len(svcs))
+		order := make([]int, 0, 2*len(svcs))
+		for i := range svcs {
+			order = append(order, i)
+		}
+		for i := range svcs {
+			order = append(order, len(svcs)-1-i)
+		}
+		for _, i := range order {
+			got := svcs[i].drive(sc, conns, slice)
+			rounds[r][i].add(got)
+			all[i].add(got)
 		}
 	}
-	ar, br := as.summary(), bs.summary()
-	printRow(backend, n, sc.name, ar, a)
-	printRow(backend, n, fmt.Sprintf("%s, %s (%s %.2fx)", sc.name, bName, aName, ar.rate/br.rate), br, b)
-	acpu, agen := as.cpuPerRequest()
-	bcpu, bgen := bs.cpuPerRequest()
-	fmt.Fprintf(os.Stderr, "%s %s: CPU µs a request, server + load generator: %s %.0f + %.0f, %s %.0f + %.0f\n",
-		backend, sc.name, aName, acpu, agen, bName, bcpu, bgen)
-	return ar.rate / br.rate
+	first := all[0].summary()
+	printRow(backend, n, sc.name, first, svcs[0])
+	var ratios []float64
+	for i := 1; i < len(svcs); i++ {
+		res := all[i].summary()
+		lo, hi := 0.0, 0.0
+		for r := range rounds {
+			x := rounds[r][0].summary().rate / rounds[r][i].summary().rate
+			if r == 0 || x < lo {
+				lo = x
+			}
+			if r == 0 || x > hi {
+				hi = x
+			}
+		}
+		ratio := first.rate / res.rate
+		printRow(backend, n, fmt.Sprintf("%s, %s (%s %.2fx, rounds %.2f-%.2f)", sc.name, names[i], names[0], ratio, lo, hi), res, svcs[i])
+		ratios = append(ratios, ratio)
+	}
+	for i := range svcs {
+		cpu, gen := all[i].cpuPerRequest()
+		fmt.Fprintf(os.Stderr, "%s %s: CPU µs a request, server + load generator: %s %.0f + %.0f\n", backend, sc.name, names[i], cpu, gen)
+	}
+	return ratios
+}
+
+// compareFlag is -compare: the modes of the hand-written service to drive
+// beside Personnel (handwrittenModes); bare, all of them.
+type compareFlag struct{ modes []string }
+
+func (f *compareFlag) String() string { return strings.Join(f.modes, ",") }
+
+// IsBoolFlag lets -compare stand alone.
+func (f *compareFlag) IsBoolFlag() bool { return true }
+
+func (f *compareFlag) Set(v string) error {
+	switch v {
+	case "true", "both":
+		f.modes = slices.Clone(handwrittenModes)
+	case "false":
+		f.modes = nil
+	default:
+		f.modes = nil
+		for _, m := range splitList(v) {
+			if !slices.Contains(handwrittenModes, m) {
+				return fmt.Errorf("%q is not one of %s", m, strings.Join(handwrittenModes, ", "))
+			}
+			f.modes = append(f.modes, m)
+		}
+	}
+	return nil
 }
 
 // listeningAddr waits for the "listening" line in the server's log and

@@ -18,8 +18,8 @@ type mechanism struct {
 	off []string
 	// scenarios are matched by prefix (deep_page_ names its page).
 	scenarios []string
-	// sqliteOnly: the mechanism exists on SQLite alone.
-	sqliteOnly bool
+	// backend, when set, is the only backend the mechanism exists on.
+	backend string
 }
 
 // mechanisms are those PERSONNEL_WITHOUT turns off, and the request log's
@@ -31,7 +31,7 @@ var mechanisms = []mechanism{
 		scenarios: []string{"icontains_selective", "icontains_broad", "icontains_short", "icontains_broad_1_in_20_updates"}},
 	{name: "planner", off: []string{"PERSONNEL_WITHOUT=planner"},
 		scenarios: []string{"icontains_selective", "icontains_broad", "icontains_short", "icontains_broad_1_in_20_updates"}},
-	{name: "group_commit", off: []string{"PERSONNEL_WITHOUT=group_commit"}, scenarios: []string{"create", "update"}, sqliteOnly: true},
+	{name: "group_commit", off: []string{"PERSONNEL_WITHOUT=group_commit"}, scenarios: []string{"create", "update"}, backend: "sqlite"},
 	{name: "log_hold", off: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
 }
 
@@ -65,25 +65,27 @@ func splitList(list string) []string {
 
 // measureMechanisms measures each mechanism named in list on the database
 // env names (seeded already): a service with it and one without it, both
-// started afresh over that database, driven in alternation (compareSlices)
+// started afresh over that database, driven in alternation (alternateAll)
 // on each of its scenarios (those of only, if given). It prints both rows
-// of each, the second with the ratio of the first's throughput to it.
-func measureMechanisms(bin, dir, backend string, env []string, n, conns int, d time.Duration, only, list string) error {
+// of each, the second with the ratio of the first's throughput to it. The
+// hand-written services hws (started in modes), if any, are driven in the
+// same alternation on the scenarios they serve.
+func measureMechanisms(bin, dir, backend string, env []string, n, conns int, d time.Duration, only, list string, hws []*server, modes []string) error {
 	for _, name := range splitList(list) {
 		i := slices.IndexFunc(mechanisms, func(m mechanism) bool { return m.name == name })
 		m := mechanisms[i]
-		if m.sqliteOnly && backend != "sqlite" {
-			fmt.Fprintf(os.Stderr, "%s: %s exists on SQLite only\n", backend, m.name)
+		if m.backend != "" && backend != m.backend {
+			fmt.Fprintf(os.Stderr, "%s: %s exists on %s only\n", backend, m.name, m.backend)
 			continue
 		}
-		if err := measureMechanism(bin, dir, backend, env, m, n, conns, d, only); err != nil {
+		if err := measureMechanism(bin, dir, backend, env, m, n, conns, d, only, hws, modes); err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
 	}
 	return nil
 }
 
-func measureMechanism(bin, dir, backend string, env []string, m mechanism, n, conns int, d time.Duration, only string) error {
+func measureMechanism(bin, dir, backend string, env []string, m mechanism, n, conns int, d time.Duration, only string, hws []*server, modes []string) error {
 	base := slices.Clone(env)
 	with, err := start(bin, dir, "with-"+m.name, base)
 	if err != nil {
@@ -104,7 +106,16 @@ func measureMechanism(bin, dir, backend string, env []string, m mechanism, n, co
 			only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
 			continue
 		}
-		alternate(with, without, sc, backend, n, conns, d, "with", "without "+m.name)
+		svcs, names := []*server{with, without}, []string{"with", "without " + m.name}
+		if handwrittenServes(sc.name) {
+			for i, hw := range hws {
+				if err := sameAnswer(with, hw, sc); err != nil {
+					return fmt.Errorf("%s: %w", sc.name, err)
+				}
+				svcs, names = append(svcs, hw), append(names, "hand-written "+modes[i])
+			}
+		}
+		alternateAll(svcs, names, sc, backend, n, conns, d)
 	}
 	return nil
 }
