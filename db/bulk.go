@@ -154,6 +154,22 @@ func (d *DB) addIndex(ctx context.Context, ix bulkIndex) error {
 		}
 		cols += d.Quote(c)
 	}
-	_, err := d.write.ExecContext(ctx, "CREATE INDEX "+d.Quote(ix.name)+" ON "+d.Quote(ix.table)+" ("+cols+")")
-	return err
+	create := "CREATE INDEX " + d.Quote(ix.name) + " ON " + d.Quote(ix.table) + " (" + cols + ")"
+	if !d.Postgres() {
+		_, err := d.write.ExecContext(ctx, create)
+		return err
+	}
+	// Building the index of a large load takes longer than any request's
+	// statement_timeout, which the pool's connections carry.
+	tx, err := d.writeDB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	if _, err := tx.ExecContext(ctx, create); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
 }
