@@ -283,12 +283,6 @@ func compareWith(srv *server, hws []*server, modes []string, sc scenario, backen
 	alternateAll(append([]*server{srv}, hws...), names, sc, backend, n, conns, d)
 }
 
-// alternate drives sc against a and b in turn (alternateAll) and prints
-// both rows, the second named bName with a's throughput ratio to it.
-func alternate(a, b *server, sc scenario, backend string, n, conns int, d time.Duration, aName, bName string) (ratio float64) {
-	return alternateAll([]*server{a, b}, []string{aName, bName}, sc, backend, n, conns, d)[0]
-}
-
 // alternateAll drives sc against each of svcs in turn, forward then
 // backward, compareRounds times, each slice an eighth of d (so that all
 // see the same machine, and each is driven half of d), and prints a row for each, every row
