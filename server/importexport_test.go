@@ -526,7 +526,9 @@ func TestImport_DeleteMissingRefusesToOrphanAKeptChild(t *testing.T) {
 		all := a.do(http.MethodGet, r.export(""), nil)
 		var kept []string
 		for _, l := range strings.Split(strings.TrimSpace(string(all.Body)), "\n") {
-			if !strings.Contains(l, ",DMR-P,") {
+			// The code is the second column (the parent's code, later,
+			// may be followed by extra fields).
+			if cols := strings.Split(l, ","); len(cols) < 2 || cols[1] != "DMR-P" {
 				kept = append(kept, l)
 			}
 		}
