@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -139,7 +140,23 @@ ORDER BY r.id LIMIT ?`+d.Locks().Share, k.names)
 			if list, err = queryInts(ctx, tx, sel, after, k.t.Name, rebuildBatch); err != nil || len(list) == 0 {
 				return err
 			}
-			return k.write(ctx, k.t.newWrite(tx, false), list, false)
+			// The records are locked, but InnoDB read the feed in the
+			// statement's snapshot: entries committed since (a concurrent
+			// write's, a delete's) are read again, locked, and their
+			// records left alone.
+			args := []any{k.t.Name}
+			for _, id := range list {
+				args = append(args, id)
+			}
+			seen, err := queryInts(ctx, tx, d.Render("SELECT record_id FROM {change} WHERE table_name = ? AND record_id IN ("+Marks(len(list))+")"+d.Locks().Share, k.names), args...)
+			if err != nil {
+				return err
+			}
+			missing := slices.DeleteFunc(slices.Clone(list), func(id int) bool { return slices.Contains(seen, id) })
+			if len(missing) == 0 {
+				return nil
+			}
+			return k.write(ctx, k.t.newWrite(tx, false), missing, false)
 		})
 		if err != nil || len(list) == 0 {
 			return total, err
