@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,8 +19,11 @@ import (
 
 // Export and import share one shape of file: the columns id, the code,
 // the name, the parent's code (a hierarchical resource's), then each
-// extra field by name. A reference is written as the id of the record it
-// names (refs as "1,2,3"), as the API renders it.
+// extra field by name. A reference is written as the code of the record
+// it names, under <name>_code (department_code), and a list of them as
+// codes separated by ";" under <name>_codes (area_codes), so a file
+// moves between databases whose ids differ; the import also takes the
+// ids under the field's own name, as the API does.
 
 // exportBatch is how many records one statement of an export reads: the
 // export's memory is about one batch, however many records it writes.
@@ -42,13 +46,80 @@ func (r *Resource) FileColumns() []string {
 			cols = append(cols, r.ParentCodeColumn())
 			continue
 		}
+		if c := r.codeColumn(i); c != "" {
+			cols = append(cols, c)
+			continue
+		}
 		cols = append(cols, f.Key)
 	}
 	return cols
 }
 
+// codeColumn is the column of a file that holds reference field i by
+// its target's codes (department_code, area_codes); "" when i is not a
+// reference to a resource this service serves.
+func (r *Resource) codeColumn(i int) string {
+	f := &r.fields.List[i]
+	switch {
+	case !f.IsRef() || r.targets[i] == nil:
+		return ""
+	case f.Kind == record.KindRefs:
+		return f.Key + "_codes"
+	default:
+		return f.Key + "_code"
+	}
+}
+
+// codedRefs are the fields a file holds by codes.
+func (r *Resource) codedRefs() []int {
+	var out []int
+	for _, i := range r.fields.Refs() {
+		if r.codeColumn(i) != "" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// codeSeparator separates the codes of a refs field in one cell.
+const codeSeparator = ";"
+
+// refCodes are the codes of the records a batch refers to, by field and
+// id.
+type refCodes map[int]map[int64]string
+
+// read fills c with the codes of the records fields refer to from rows.
+func (c refCodes) read(ctx context.Context, r *Resource, fields []int, rows []record.Row) error {
+	clear(c)
+	for _, i := range fields {
+		c[i] = map[int64]string{}
+	}
+	return r.readTargets(ctx, fields, rows, func(field int, id int64, code, _ string) { c[field][id] = code })
+}
+
+// cell is value v of reference field i by its target's codes; a record
+// deleted since the batch was read is left out.
+func (c refCodes) cell(i int, k record.Kind, v record.Value) tabular.Cell {
+	if k == record.KindRef {
+		if code, ok := c[i][v.Int]; v.Valid && ok {
+			return tabular.Cell{Kind: tabular.Text, Str: code}
+		}
+		return tabular.Cell{}
+	}
+	var b strings.Builder
+	for _, id := range v.IDs {
+		if code, ok := c[i][id]; ok {
+			if b.Len() > 0 {
+				b.WriteString(codeSeparator)
+			}
+			b.WriteString(code)
+		}
+	}
+	return tabular.Cell{Kind: tabular.Text, Str: b.String()}
+}
+
 // cells turns a record into the cells of a file row.
-func (r *Resource) cells(row record.Row, parentCode *string, out []tabular.Cell) []tabular.Cell {
+func (r *Resource) cells(row record.Row, parentCode *string, codes refCodes, out []tabular.Cell) []tabular.Cell {
 	out = append(out[:0], tabular.Cell{Kind: tabular.Int, Int: int64(row.ID)})
 	for i := range r.fields.List {
 		f := &r.fields.List[i]
@@ -59,6 +130,8 @@ func (r *Resource) cells(row record.Row, parentCode *string, out []tabular.Cell)
 			if parentCode != nil {
 				c = tabular.Cell{Kind: tabular.Text, Str: *parentCode}
 			}
+		case codes[i] != nil:
+			c = codes.cell(i, f.Kind, v)
 		case f.Kind == record.KindRefs:
 			c = tabular.Cell{Kind: tabular.List, IDs: v.IDs}
 		case !v.Valid:
@@ -86,9 +159,15 @@ func (r *Resource) Export(ctx context.Context, q Query, w tabular.Writer) error 
 	}
 	r.planRefs(ctx, q.Filters)
 	var cells []tabular.Cell
+	coded, codes := r.codedRefs(), refCodes{}
 	err := r.eachBatch(ctx, q, func(rows []record.Row, parents []*string) error {
+		if len(coded) > 0 {
+			if err := codes.read(ctx, r, coded, rows); err != nil {
+				return err
+			}
+		}
 		for k, row := range rows {
-			cells = r.cells(row, parents[k], cells)
+			cells = r.cells(row, parents[k], codes, cells)
 			if err := w.Row(cells); err != nil {
 				return err
 			}

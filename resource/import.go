@@ -65,7 +65,7 @@ type importRow struct {
 // error is a failure of the file as a whole (an unknown column, a delete
 // refused) or of the store.
 func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOptions) (ImportResult, error) {
-	rows, err := r.decodeFile(file)
+	rows, rename, err := r.decodeFile(ctx, file)
 	if err != nil {
 		return ImportResult{}, err
 	}
@@ -102,6 +102,13 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 	if res.Rows == nil {
 		res.Rows = []RowError{}
 	}
+	for _, row := range res.Rows {
+		for k, e := range row.Fields {
+			if c, ok := rename[e.Field]; ok {
+				row.Fields[k].Field = c
+			}
+		}
+	}
 	return res, nil
 }
 
@@ -123,6 +130,7 @@ func (r *Resource) isEmpty(ctx context.Context) (bool, error) {
 type column struct {
 	field  int // -1: not a field
 	parent bool
+	byCode bool // a reference by its target's codes (codeColumn)
 }
 
 // columns maps a file's header to r's fields, matching names ignoring
@@ -135,6 +143,9 @@ func (r *Resource) columns(header []string) ([]column, error) {
 			continue
 		}
 		byName[strings.ToLower(f.Key)] = column{field: i}
+		if c := r.codeColumn(i); c != "" {
+			byName[strings.ToLower(c)] = column{field: i, byCode: true}
+		}
 	}
 	cols := make([]column, len(header))
 	var unknown []string
@@ -156,6 +167,13 @@ func (r *Resource) columns(header []string) ([]column, error) {
 		sort.Strings(unknown)
 		return nil, apierror.New(apierror.Invalid, fmt.Sprintf("Unknown columns: %s. The columns of %s are %s.",
 			quoteAll(unknown), r.desc.Path, strings.Join(r.FileColumns(), ", ")))
+	}
+	for _, i := range r.codedRefs() {
+		byID, byCode := strings.ToLower(r.fields.List[i].Key), strings.ToLower(r.codeColumn(i))
+		if seen[byID] && seen[byCode] {
+			return nil, apierror.New(apierror.Invalid, fmt.Sprintf("The columns %q and %q both give %s; keep one.",
+				r.fields.List[i].Key, r.codeColumn(i), r.fields.List[i].Key))
+		}
 	}
 	if !seen[strings.ToLower(r.fields.List[r.fields.Code].Key)] {
 		return nil, apierror.New(apierror.Invalid, fmt.Sprintf("The file has no %s column, by which its rows are matched to records.", r.fields.List[r.fields.Code].Key))
@@ -214,11 +232,17 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // decodeFile turns every row of file into values of r's fields, with the
-// errors of each. Errors of the file as a whole come back as an error.
-func (r *Resource) decodeFile(file *tabular.File) ([]importRow, error) {
+// errors of each, and says which fields' errors are to be reported under
+// the name of another column (a reference given by codes). Errors of the
+// file as a whole come back as an error.
+func (r *Resource) decodeFile(ctx context.Context, file *tabular.File) ([]importRow, map[string]string, error) {
 	cols, err := r.columns(file.Header)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	ids, rename, err := r.readCodeColumns(ctx, file, cols)
+	if err != nil {
+		return nil, nil, err
 	}
 	codeKey := r.fields.List[r.fields.Code].Key
 	rows := make([]importRow, 0, len(file.Line))
@@ -250,6 +274,14 @@ func (r *Resource) decodeFile(file *tabular.File) ([]importRow, error) {
 			switch {
 			case c.parent:
 				row.hasPar, row.parent = true, strings.TrimSpace(cell)
+			case c.byCode:
+				f := &r.fields.List[c.field]
+				v, msg := ids.value(c.field, f, file.Objects != nil, raw, cell)
+				if msg != "" {
+					row.errs = append(row.errs, apierror.FieldError{Field: f.Key, Msg: msg})
+					continue
+				}
+				m[f.Key] = v
 			case c.field >= 0:
 				m[r.fields.List[c.field].Key] = raw
 			}
@@ -274,7 +306,7 @@ func (r *Resource) decodeFile(file *tabular.File) ([]importRow, error) {
 		}
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return rows, rename, nil
 }
 
 // importIn is the import in tx: look up, check, order, write, delete.
@@ -713,7 +745,11 @@ func (r *Resource) handleImport(c *gin.Context) error {
 		return err
 	}
 	if len(res.Rows) > 0 && !opts.DryRun {
-		return &apierror.Error{Kind: apierror.Invalid, Msg: fmt.Sprintf("%d rows of the file are invalid; nothing was imported.", len(res.Rows)),
+		what := fmt.Sprintf("%d rows of the file are invalid", len(res.Rows))
+		if len(res.Rows) == 1 {
+			what = fmt.Sprintf("Row %d of the file is invalid", res.Rows[0].Row)
+		}
+		return &apierror.Error{Kind: apierror.Invalid, Msg: what + "; nothing was imported.",
 			Extra: []byte(`"rows":` + string(AppendRowErrors(nil, res.Rows)))}
 	}
 	c.Data(http.StatusOK, "application/json", AppendImportResult(nil, res))

@@ -194,22 +194,38 @@ func (r *Resource) msgExpand(name string) string {
 	return fmt.Sprintf("%q is not a reference of this resource; expand one of %s.", name, strings.Join(names, ", "))
 }
 
-// expand reads the records fields refer to from rows: one statement for
-// every field, whatever the number of rows (a UNION ALL of a part per
-// field, each a thousand ids at most on MySQL and SQLite; more than
-// maxExpandIDs ids take a statement more each).
+// expand reads the records fields refer to from rows, rendered as
+// ?expand= shows them.
 func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) (expansion, error) {
 	if len(fields) == 0 || len(rows) == 0 {
 		return nil, nil
 	}
 	ex := expansion{}
+	for _, i := range fields {
+		ex[i] = map[int64][]byte{}
+	}
+	err := r.readTargets(ctx, fields, rows, func(field int, id int64, code, name string) {
+		t := r.targets[field]
+		b := strconv.AppendInt([]byte(`{"id":`), id, 10)
+		b = apierror.AppendString(append(b, `,"`+t.code().Key+`":`...), code)
+		b = apierror.AppendString(append(b, `,"`+t.name().Key+`":`...), name)
+		ex[field][id] = append(b, '}')
+	})
+	return ex, err
+}
+
+// readTargets calls fn with the id, code and name of every record fields
+// refer to from rows: one statement for every field, whatever the number
+// of rows (a UNION ALL of a part per field, each a thousand ids at most
+// on MySQL and SQLite; more than maxExpandIDs ids take a statement more
+// each).
+func (r *Resource) readTargets(ctx context.Context, fields []int, rows []record.Row, fn func(field int, id int64, code, name string)) error {
 	type part struct {
 		field int
 		ids   []int64
 	}
 	var parts []part
 	for _, i := range fields {
-		ex[i] = map[int64][]byte{}
 		var ids []int64
 		for _, row := range rows {
 			v := row.Values[i]
@@ -237,20 +253,20 @@ func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) 
 				Raw(" FROM ").Ident(t.res.Table).Raw(" WHERE ").Ident("id")
 			inList(r.db, q, p.ids)
 		}
-		if err := r.readExpanded(ctx, q, ex); err != nil {
-			return nil, err
+		if err := r.readTargetRows(ctx, q, fn); err != nil {
+			return err
 		}
 	}
-	return ex, nil
+	return nil
 }
 
-// maxExpandIDs bounds the ids of one statement of expand, within
+// maxExpandIDs bounds the ids of one statement of readTargets, within
 // SQLite's 32,766 parameters.
 const maxExpandIDs = 30000
 
-// readExpanded runs q, whose rows are (field, id, code, name), and
-// renders each record into ex.
-func (r *Resource) readExpanded(ctx context.Context, q *db.SQL, ex expansion) error {
+// readTargetRows runs q, whose rows are (field, id, code, name), and
+// calls fn with each.
+func (r *Resource) readTargetRows(ctx context.Context, q *db.SQL, fn func(field int, id int64, code, name string)) error {
 	rs, err := r.db.Reader().Query(ctx, q.String(), q.Args...)
 	if err != nil {
 		return err
@@ -263,11 +279,7 @@ func (r *Resource) readExpanded(ctx context.Context, q *db.SQL, ex expansion) er
 		if err := rs.Scan(&field, &id, &c, &n); err != nil {
 			return err
 		}
-		t := r.targets[field]
-		b := strconv.AppendInt([]byte(`{"id":`), id, 10)
-		b = apierror.AppendString(append(b, `,"`+t.code().Key+`":`...), c)
-		b = apierror.AppendString(append(b, `,"`+t.name().Key+`":`...), n)
-		ex[field][id] = append(b, '}')
+		fn(field, id, c, n)
 	}
 	return rs.Err()
 }

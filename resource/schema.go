@@ -185,6 +185,17 @@ func (r *Resource) fileSchema() obj {
 		switch {
 		case i == r.fields.Parent:
 			props[r.ParentCodeColumn()] = obj{"type": "string", "nullable": true, "description": "The parent's code; null or empty for a root."}
+		case r.codeColumn(i) != "" && f.Kind == record.KindRefs:
+			props[r.codeColumn(i)] = obj{"oneOf": []obj{{"type": "string"}, {"type": "array", "items": obj{"type": "string"}}},
+				"description": fmt.Sprintf("The codes (%s) of the %s records referred to, separated by %q (an import also takes an array of codes).",
+					r.targets[i].code().Key, f.To, codeSeparator)}
+			props[f.Key] = obj{"type": "array", "items": obj{"type": "integer"},
+				"description": fmt.Sprintf("Import only, instead of %s: the ids.", r.codeColumn(i))}
+		case r.codeColumn(i) != "":
+			props[r.codeColumn(i)] = obj{"type": "string", "nullable": true, "description": fmt.Sprintf(
+				"The code (%s) of the %s referred to; null or empty for none.", r.targets[i].code().Key, f.To)}
+			props[f.Key] = obj{"type": "integer", "nullable": true,
+				"description": fmt.Sprintf("Import only, instead of %s: the id.", r.codeColumn(i))}
 		case f.Kind == record.KindRefs:
 			props[f.Key] = obj{"type": "array", "items": obj{"type": "integer"}}
 		default:
@@ -193,7 +204,7 @@ func (r *Resource) fileSchema() obj {
 		}
 	}
 	return obj{"type": "array", "items": obj{"type": "object", "properties": props},
-		"description": "One object a record, with the columns of the CSV and XLSX forms: id, code, name, the parent's code, the extra fields."}
+		"description": "One object a record, with the columns of the CSV and XLSX forms: id, code, name, the parent's code, the extra fields (references by their records' codes)."}
 }
 
 // listParams are the query parameters of a list (and of descendants).

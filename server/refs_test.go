@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -858,4 +861,98 @@ func TestRef_TheOpenAPIDocumentTypesReferences(t *testing.T) {
 // escape escapes a query value.
 func escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, " ", "%20"), "&", "%26")
+}
+
+// A file carries a reference by its record's code, under <name>_code
+// (<name>_codes, separated by ";", for a list): an export writes the
+// codes, an import of it changes nothing in any format, and an import
+// finds a code's record ignoring letter case, or reports the row.
+func TestRef_FilesCarryReferencesByTheirCodes(t *testing.T) {
+	forEachRef(t, nil, func(t *testing.T, a *api, c refCase) {
+		ts := c.targets(a, "F", 2)
+		id := c.create(a, "F", 0, ts...)
+		col, want := c.e.Name+"_code", c.code(c.to, "TF", 0)
+		if c.many() {
+			col, want = col+"s", want+";"+c.code(c.to, "TF", 1)
+		}
+		q := c.r.Fields.Code + "=" + url.QueryEscape(c.code(c.r, "F", 0))
+		resp := a.do(http.MethodGet, c.r.export(q+"&format=csv"), nil)
+		recs, err := csv.NewReader(bytes.NewReader(resp.Body)).ReadAll()
+		if resp.Status != http.StatusOK || err != nil || len(recs) != 2 {
+			t.Fatalf("export: %v: %s", err, resp)
+		}
+		at := slices.Index(recs[0], col)
+		if at < 0 || slices.Contains(recs[0], c.e.Name) {
+			t.Fatalf("the export's header %q has no %s column, or has %s", recs[0], col, c.e.Name)
+		}
+		if recs[1][at] != want {
+			t.Fatalf("exported %s = %q, want %q", col, recs[1][at], want)
+		}
+		for _, format := range []string{"csv", "xlsx", "json"} {
+			resp := a.do(http.MethodGet, c.r.export(q+"&format="+format), nil)
+			ct := map[string]string{"csv": "text/csv", "xlsx": xlsxType, "json": "application/json"}[format]
+			if res := a.imported(c.r, "", ct, resp.Body); res.Unchanged != 1 || res.Created+res.Updated != 0 {
+				t.Fatalf("%s round trip: %+v", format, res)
+			}
+		}
+		if got := c.field(a, id); got != c.rendered(ts...) {
+			t.Fatalf("after the round trips %s = %s, want %s", c.e.Name, got, c.rendered(ts...))
+		}
+
+		// Written by hand: codes in another letter case, one code no
+		// record has.
+		header := slices.DeleteFunc(c.r.fileHeader(), func(h string) bool { return h == c.e.Name })
+		row := func(code, refs string) []string {
+			full := c.r.fileRow(code, "By code", "")
+			if k := slices.Index(c.r.fileHeader(), c.e.Name); k >= 0 {
+				full = slices.Delete(full, k, k+1)
+			}
+			return append(full, refs)
+		}
+		newCode, badCode := c.code(c.r, "F", 1), c.code(c.r, "F", 2)
+		file := csvOf(append(header, col), row(newCode, strings.ToLower(want)), row(badCode, "NOPE-"+c.e.Name))
+		resp = a.importFile(c.r, "", "text/csv", file)
+		var res importResult
+		if resp.Status != http.StatusBadRequest || json.Unmarshal(resp.Body, &res) != nil {
+			t.Fatalf("import of a file with an unknown code: %s", resp)
+		}
+		msg := fmt.Sprintf("Object with %s=NOPE-%s does not exist.", c.to.Fields.Code, c.e.Name)
+		if len(res.Rows) != 1 || res.Rows[0].Row != 3 || !slices.Equal(res.Rows[0].Errors[col], []string{msg}) {
+			t.Fatalf("an unknown code: %+v, want row 3 with %s: [%s]", res.Rows, col, msg)
+		}
+		if got := a.codes(c.r, c.r.Fields.Code+"="+url.QueryEscape(newCode)); len(got) != 0 {
+			t.Fatalf("a refused file wrote %q", got)
+		}
+		res = a.imported(c.r, "", "text/csv", csvOf(append(header, col), row(newCode, strings.ToLower(want))))
+		if res.Created != 1 {
+			t.Fatalf("import by code: %+v", res)
+		}
+		created := a.list(c.r, c.r.Fields.Code+"="+url.QueryEscape(newCode)).Data
+		if len(created) != 1 || created[0].Extra[c.e.Name] != c.rendered(ts...) {
+			t.Fatalf("imported %+v, want %s = %s", created, c.e.Name, c.rendered(ts...))
+		}
+
+		// A JSON file may give a list as an array of codes.
+		if c.many() {
+			h, vals := append(slices.Clone(header), col), row(c.code(c.r, "F", 3), "")
+			obj := map[string]any{col: []string{c.code(c.to, "TF", 1), c.code(c.to, "TF", 0)}}
+			for k, name := range h[:len(h)-1] {
+				obj[name] = vals[k]
+			}
+			body, _ := json.Marshal([]any{obj})
+			if res := a.imported(c.r, "", "application/json", body); res.Created != 1 {
+				t.Fatalf("a JSON array of codes: %+v", res)
+			}
+			got := a.list(c.r, c.r.Fields.Code+"="+url.QueryEscape(c.code(c.r, "F", 3))).Data
+			if len(got) != 1 || got[0].Extra[c.e.Name] != c.rendered(ts...) {
+				t.Fatalf("imported from JSON %+v, want %s = %s", got, c.e.Name, c.rendered(ts...))
+			}
+		}
+
+		// Ids and codes for one field is one too many.
+		resp = a.importFile(c.r, "", "text/csv", csvOf(append(header, c.e.Name, col)))
+		if resp.Status != http.StatusBadRequest || !strings.Contains(string(resp.Body), "keep one") {
+			t.Fatalf("a file with %s and %s: %s", c.e.Name, col, resp)
+		}
+	})
 }

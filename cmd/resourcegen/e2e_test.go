@@ -216,13 +216,15 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.position", "TestRef_ADeleteRacingACreateThatRefersToItNeverLeavesADanglingReference/sqlite.department",
 		"TestRef_OrderingByTheIdAndByTheTargetsName/sqlite.home_area", "TestRef_TheOpenAPIDocumentTypesReferences/sqlite.area",
 		"TestRef_KeepersSeeAChangedReferenceAsAChangeOfTheField/sqlite.position", "TestRef_AChangedReferenceIsAChangeOfTheRecord/sqlite.area",
+		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.department", "TestRef_FilesCarryReferencesByTheirCodes/sqlite.area",
 	} {
 		if !ran["e2e_employee"][test] {
 			t.Errorf("%s did not pass for employees", test)
 		}
 	}
 	for _, test := range []string{"TestRef_ACascadeThroughAHierarchyGoesFromTheLeavesOrNotAtAll/sqlite.department",
-		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.twin"} {
+		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.twin",
+		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.partners"} {
 		if !ran["e2e_cost_centre"][test] {
 			t.Errorf("%s did not pass for cost centres", test)
 		}

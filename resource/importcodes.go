@@ -1,0 +1,164 @@
+package resource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"personnel/record"
+	"personnel/tabular"
+)
+
+// A file gives a reference by its target's code (department_code) and a
+// list of references by codes separated by ";" (area_codes), as the
+// export writes them. The import reads every code column's codes first,
+// finds their ids with one statement per field (per 500 codes), and then
+// decodes each row's ids as the API decodes them. A code's record being
+// deleted before the import writes is caught by the write hook, as a
+// wrong id in the API is.
+
+// codeIDs are the ids of the codes a file's code columns name, by field
+// and folded code, and the target's code key by field for messages.
+type codeIDs struct {
+	ids  map[int]map[string]int64
+	keys map[int]string
+}
+
+// cellCodes are the codes a cell of a code column gives: text (a CSV or
+// XLSX cell, or a JSON string) split on ";" for a list, or a JSON list of
+// strings. ok is false for a JSON value that is neither.
+func cellCodes(many, isJSON bool, raw json.RawMessage, cell string) (codes []string, ok bool) {
+	if isJSON && len(raw) > 0 && raw[0] == '[' && many {
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, false
+		}
+		for _, it := range items {
+			s, isString := jsonString(it)
+			if !isString {
+				return nil, false
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				codes = append(codes, s)
+			}
+		}
+		return codes, true
+	}
+	if isJSON && len(raw) > 0 && raw[0] != '"' && string(raw) != "null" {
+		return nil, false
+	}
+	if !many {
+		if s := strings.TrimSpace(cell); s != "" {
+			codes = append(codes, s)
+		}
+		return codes, true
+	}
+	for _, s := range strings.Split(cell, codeSeparator) {
+		if s = strings.TrimSpace(s); s != "" {
+			codes = append(codes, s)
+		}
+	}
+	return codes, true
+}
+
+// readCodeColumns finds the ids of the codes in file's code columns, and
+// says under which column a field's errors are reported.
+func (r *Resource) readCodeColumns(ctx context.Context, file *tabular.File, cols []column) (codeIDs, map[string]string, error) {
+	out := codeIDs{ids: map[int]map[string]int64{}, keys: map[int]string{}}
+	rename := map[string]string{}
+	for i, c := range cols {
+		if !c.byCode {
+			continue
+		}
+		f := &r.fields.List[c.field]
+		rename[f.Key] = r.codeColumn(c.field)
+		seen := map[string]bool{}
+		var folds []string
+		for k := range file.Line {
+			var raw json.RawMessage
+			var cell string
+			if file.Objects != nil {
+				raw = file.Objects[k][file.Header[i]]
+				cell, _ = jsonString(raw)
+			} else if i < len(file.Rows[k]) {
+				cell = file.Rows[k][i]
+			}
+			codes, _ := cellCodes(f.Kind == record.KindRefs, file.Objects != nil, raw, cell)
+			for _, code := range codes {
+				if fold := foldCode(code); !seen[fold] {
+					seen[fold] = true
+					folds = append(folds, fold)
+				}
+			}
+		}
+		ids, err := r.targetIDs(ctx, c.field, folds)
+		if err != nil {
+			return codeIDs{}, nil, r.storeError(err)
+		}
+		out.ids[c.field], out.keys[c.field] = ids, r.targets[c.field].code().Key
+	}
+	return out, rename, nil
+}
+
+// targetIDs finds the ids of the records of field i's target whose codes
+// fold to folds.
+func (r *Resource) targetIDs(ctx context.Context, i int, folds []string) (map[string]int64, error) {
+	t := r.targets[i]
+	out := make(map[string]int64, len(folds))
+	for start := 0; start < len(folds); start += 500 {
+		batch := folds[start:min(start+500, len(folds))]
+		s := r.newSQL()
+		s.Raw("SELECT ").Ident("id").Raw(", ").Ident(t.code().Column).Raw(" FROM ").Ident(t.res.Table).
+			Raw(" WHERE ").Ident(t.code().Fold).Raw(" IN (")
+		s.List(len(batch), func(k int) { s.Arg(batch[k]) })
+		s.Raw(")")
+		rs, err := r.db.Reader().Query(ctx, s.String(), s.Args...)
+		if err != nil {
+			return nil, err
+		}
+		for rs.Next() {
+			var id int64
+			var code string
+			if err := rs.Scan(&id, &code); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			out[foldCode(code)] = id
+		}
+		if err := rs.Err(); err != nil {
+			rs.Close()
+			return nil, err
+		}
+		rs.Close()
+	}
+	return out, nil
+}
+
+// value is the JSON the API's decoding takes for reference field i (f)
+// given by codes in a cell, or a message in Django REST Framework's
+// words for its SlugRelatedField: a code no record has, or a value that
+// is not a code.
+func (c codeIDs) value(i int, f *record.Field, isJSON bool, raw json.RawMessage, cell string) (json.RawMessage, string) {
+	many := f.Kind == record.KindRefs
+	codes, ok := cellCodes(many, isJSON, raw, cell)
+	if !ok {
+		return nil, "Invalid value."
+	}
+	ids := make([]int64, 0, len(codes))
+	for _, code := range codes {
+		id, found := c.ids[i][foldCode(code)]
+		if !found {
+			return nil, fmt.Sprintf("Object with %s=%s does not exist.", c.keys[i], code)
+		}
+		ids = append(ids, id)
+	}
+	if many {
+		return appendIDs(nil, ids), ""
+	}
+	if len(ids) == 0 {
+		return json.RawMessage("null"), ""
+	}
+	return strconv.AppendInt(nil, ids[0], 10), ""
+}
