@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"personnel/db"
 	"personnel/db/dbtest"
@@ -141,4 +142,63 @@ func (c *countingTx) ExecContext(ctx context.Context, query string, args ...any)
 func (c *countingTx) Query(ctx context.Context, query string, args ...any) (db.Rows, error) {
 	c.n++
 	return c.Tx.Query(ctx, query, args...)
+}
+
+// BenchmarkInsert_AuditAndFeed answers what the audit trail and the
+// change feed add to a create: each iteration times one create with every
+// keeper and one with all but those two, alternately, each in its own
+// transaction as the API runs it, so that both see the same machine.
+// It reports both means and their ratio (with/without); ns/op is the
+// pair's.
+//
+//	go test -run '^$' -bench BenchmarkInsert_AuditAndFeed -benchtime 2000x -count 3 ./db/
+func BenchmarkInsert_AuditAndFeed(b *testing.B) {
+	for _, be := range dbtest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			d, _ := be.Open(b)
+			ctx := db.WithActor(context.Background(), db.Actor{Command: "bench"})
+			t := d.Table(res)
+			parent := insertBenchSeed(b, ctx, d, t)
+			var others []string
+			for _, name := range db.KeeperNames(t) {
+				if name != "audit" && name != "feed" {
+					others = append(others, name)
+				}
+			}
+			if len(others) != len(db.KeeperNames(t))-2 {
+				b.Fatalf("keepers %q: want an audit and a feed among them", db.KeeperNames(t))
+			}
+			k := 0
+			create := func() time.Duration {
+				k++
+				row := record.Row{Values: t.Fields.Defaults()}
+				row.Values[t.Fields.Code] = record.Value{Str: fmt.Sprintf("PAIR-%d", k), Valid: true}
+				row.Values[t.Fields.Name] = record.Value{Str: fmt.Sprintf("Vertrieb Köln %d", k), Valid: true}
+				row.Values[t.Fields.Parent] = record.Value{Int: int64(parent), Valid: true}
+				start := time.Now()
+				if err := d.InTx(ctx, func(tx db.Tx) error { return t.Insert(ctx, tx, []record.Row{row}) }); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(start)
+			}
+			var with, without time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				// Which goes first alternates, so neither always follows
+				// the other's commit.
+				if i%2 == 0 {
+					with += create()
+				}
+				restore := db.KeepOnly(t, others...)
+				without += create()
+				restore()
+				if i%2 == 1 {
+					with += create()
+				}
+			}
+			b.ReportMetric(float64(with.Microseconds())/float64(b.N), "with-µs/op")
+			b.ReportMetric(float64(without.Microseconds())/float64(b.N), "without-µs/op")
+			b.ReportMetric(float64(with)/float64(without), "with/without")
+		})
+	}
 }

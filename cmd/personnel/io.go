@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"personnel/apierror"
+	"personnel/config"
 	"personnel/db"
 	"personnel/resource"
 	"personnel/server"
@@ -52,6 +53,21 @@ func pickResource(name string, all map[string]*resource.Resource) (*resource.Res
 		known = append(known, r.Name+" ("+r.Path+")")
 	}
 	return nil, usagef("no resource named %q; there are: %s", name, strings.Join(known, ", "))
+}
+
+// openResource opens the database cfg names and returns the resource
+// named name (or by its path) on it.
+func openResource(ctx context.Context, cfg *config.Config, name string) (*db.DB, *resource.Resource, error) {
+	d, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := pickResource(name, server.ResourcesOf(d, cfg))
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	return d, r, nil
 }
 
 // exportCommand runs `personnel export`.
@@ -96,15 +112,11 @@ func exportCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ctx := db.WithActor(context.Background(), db.Actor{Command: "export"})
-	d, err := openDB(ctx, cfg)
+	d, r, err := openResource(ctx, cfg, *name)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	r, err := pickResource(*name, server.ResourcesOf(d, cfg))
-	if err != nil {
-		return err
-	}
 	q, err := r.ParseQuery(values, "format")
 	if err != nil {
 		return fmt.Errorf("export: --query: %s", apierror.As(err).Msg)
@@ -191,15 +203,11 @@ func importCommand(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("import: %s", apierror.As(err).Msg)
 	}
 	ctx := db.WithActor(context.Background(), db.Actor{Command: "import"})
-	d, err := openDB(ctx, cfg)
+	d, r, err := openResource(ctx, cfg, *name)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	r, err := pickResource(*name, server.ResourcesOf(d, cfg))
-	if err != nil {
-		return err
-	}
 	opts := resource.ImportOptions{CreateOnly: *mode == "create", DryRun: *dryRun, DeleteMissing: *deleteMissing}
 	var bar *progress
 	if len(file.Line) > 10000 {
