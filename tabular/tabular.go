@@ -19,9 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
@@ -231,17 +235,6 @@ func (j *jsonWriter) Close() error {
 	return j.w.Flush()
 }
 
-// xlsxWriter writes rows with excelize's stream writer, which keeps what
-// it has written in a temporary file rather than in memory.
-type xlsxWriter struct {
-	out       io.Writer
-	f         *excelize.File
-	sw        *excelize.StreamWriter
-	dateStyle int
-	row       int
-	values    []any
-}
-
 // SheetName makes name a valid sheet name: at most 31 characters, none of
 // []:*?/\.
 func SheetName(name string) string {
@@ -260,8 +253,30 @@ func SheetName(name string) string {
 	return name
 }
 
+// xlsxWriter writes an XLSX file as its rows come: excelize makes every
+// part of the workbook but the sheet (workbook, styles with the date
+// format, content types, relationships), and the sheet's rows are
+// written as XML straight into the archive's compressed entry, which goes
+// out to the writer as it fills. Nothing grows with the number of rows.
+// excelize's own StreamWriter is not used: it keeps up to StreamChunkSize
+// (16 MiB, a constant) of the sheet in a bytes.Buffer, which grows by
+// doubling, before it spills to a temporary file, so a large export held
+// that buffer, a copy of it while it grew, and the garbage collector's
+// headroom over both (see docs/performance.md).
+type xlsxWriter struct {
+	out       *bufio.Writer
+	zw        *zip.Writer
+	sheet     io.Writer // the sheet's entry in zw
+	tail      string    // the sheet's XML after its rows
+	dateStyle int
+	row       int
+	cols      []string // the columns' letters
+	buf       []byte
+}
+
 func newXLSXWriter(w io.Writer, sheet string) (*xlsxWriter, error) {
 	f := excelize.NewFile()
+	defer f.Close()
 	sheet = SheetName(sheet)
 	if err := f.SetSheetName("Sheet1", sheet); err != nil {
 		return nil, err
@@ -271,68 +286,234 @@ func newXLSXWriter(w io.Writer, sheet string) (*xlsxWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw, err := f.NewStreamWriter(sheet)
-	if err != nil {
+	// Buffered, so that an export that fails before its first rows have
+	// filled the buffer has sent nothing and can still be answered with
+	// an error (as the CSV and JSON writers can).
+	x := &xlsxWriter{out: bufio.NewWriterSize(w, 64<<10), dateStyle: style}
+	x.zw = zip.NewWriter(x.out)
+	parts := &partsZip{zw: x.zw}
+	f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return parts })
+	// The archive goes to x.zw; what WriteTo copies out is the empty
+	// buffer excelize would have built it in.
+	if _, err := f.WriteTo(io.Discard); err != nil {
 		return nil, err
 	}
-	return &xlsxWriter{out: w, f: f, sw: sw, dateStyle: style}, nil
+	if parts.sheetPath == "" {
+		return nil, errors.New("tabular: excelize wrote no worksheet")
+	}
+	// The empty sheet as excelize writes it, opened at its sheetData; its
+	// dimension (A1) is dropped rather than left wrong, as excelize's
+	// stream writer does.
+	ws := dimension.ReplaceAllString(parts.sheet.String(), "")
+	head, tail, ok := strings.Cut(ws, "<sheetData></sheetData>")
+	if !ok {
+		if head, tail, ok = strings.Cut(ws, "<sheetData/>"); !ok {
+			return nil, errors.New("tabular: excelize's worksheet has no sheetData")
+		}
+	}
+	if x.sheet, err = x.zw.CreateHeader(&zip.FileHeader{Name: parts.sheetPath, Method: zip.Deflate}); err != nil {
+		return nil, err
+	}
+	x.tail = "</sheetData>" + tail
+	_, err = io.WriteString(x.sheet, head+"<sheetData>")
+	return x, err
 }
+
+// dimension is the worksheet's dimension element.
+var dimension = regexp.MustCompile(`<dimension[^>]*(/>|></dimension>)`)
+
+// partsZip is the archive excelize writes a workbook's parts into: all
+// of them go to zw as they are, but the worksheet, which is kept to be
+// written with its rows.
+type partsZip struct {
+	zw        *zip.Writer
+	sheetPath string
+	sheet     bytes.Buffer
+}
+
+func (p *partsZip) Create(name string) (io.Writer, error) {
+	if path.Dir(name) == "xl/worksheets" && p.sheetPath == "" {
+		p.sheetPath = name
+		return &p.sheet, nil
+	}
+	return p.zw.Create(name)
+}
+
+func (p *partsZip) AddFS(fsys fs.FS) error { return p.zw.AddFS(fsys) }
+
+// Close leaves the archive open for the sheet's rows.
+func (p *partsZip) Close() error { return nil }
 
 func (x *xlsxWriter) Header(columns []string) error {
-	values := make([]any, len(columns))
+	cells := make([]Cell, len(columns))
 	for i, c := range columns {
-		values[i] = c
+		cells[i] = Cell{Kind: Text, Str: c}
 	}
-	return x.next(values)
+	return x.Row(cells)
 }
 
-func (x *xlsxWriter) next(values []any) error {
-	x.row++
-	cell, err := excelize.CoordinatesToCellName(1, x.row)
-	if err != nil {
-		return err
-	}
-	return x.sw.SetRow(cell, values)
-}
-
+// Row writes a row as excelize's stream writer would: integers and
+// booleans as numbers, dates as numbers in the date style, all else as
+// inline string cells (never a formula, whatever the text starts with).
 func (x *xlsxWriter) Row(cells []Cell) error {
-	values := x.values[:0]
-	for _, cell := range cells {
-		var v any
+	x.row++
+	if x.row > excelize.TotalRows {
+		return excelize.ErrMaxRows
+	}
+	for len(x.cols) < len(cells) {
+		name, err := excelize.ColumnNumberToName(len(x.cols) + 1)
+		if err != nil {
+			return err
+		}
+		x.cols = append(x.cols, name)
+	}
+	r := strconv.Itoa(x.row)
+	b := append(x.buf[:0], `<row r="`...)
+	b = append(b, r...)
+	b = append(b, `">`...)
+	for i, cell := range cells {
+		if cell.Kind == Null {
+			continue
+		}
+		b = append(b, `<c r="`...)
+		b = append(b, x.cols[i]...)
+		b = append(b, r...)
+		b = append(b, '"')
 		switch cell.Kind {
-		case Text:
-			// A string cell: never a formula, whatever it starts with.
-			v = cell.Str
 		case Int:
-			v = cell.Int
+			b = append(b, "><v>"...)
+			b = strconv.AppendInt(b, cell.Int, 10)
+			b = append(b, "</v>"...)
 		case Bool:
-			v = cell.Int == 1
+			b = append(b, ` t="b"><v>`...)
+			b = strconv.AppendInt(b, cell.Int, 10)
+			b = append(b, "</v>"...)
 		case Date:
-			if t, err := time.Parse(time.DateOnly, cell.Str); err == nil {
-				v = excelize.Cell{StyleID: x.dateStyle, Value: t}
+			if serial, ok := dateSerial(cell.Str); ok {
+				b = append(b, ` s="`...)
+				b = strconv.AppendInt(b, int64(x.dateStyle), 10)
+				b = append(b, `"><v>`...)
+				b = strconv.AppendInt(b, serial, 10)
+				b = append(b, "</v>"...)
 			} else {
-				v = cell.Str
+				b = appendInlineString(b, cell.Str)
 			}
 		case List:
-			v = listText(cell.IDs)
+			b = appendInlineString(b, listText(cell.IDs))
+		default:
+			b = appendInlineString(b, cell.Str)
 		}
-		values = append(values, v)
+		b = append(b, "</c>"...)
 	}
-	x.values = values
-	return x.next(values)
+	b = append(b, "</row>"...)
+	x.buf = b
+	_, err := x.sheet.Write(b)
+	return err
+}
+
+// dateSerial is the spreadsheet's number of the day s (YYYY-MM-DD), as
+// excelize counts it (from 1900-01-01 as 1, with the 29 February 1900
+// that Excel, after Lotus 1-2-3, believes in); false for a day before
+// 1900, which has no number, or for what is not a date.
+func dateSerial(s string) (int64, bool) {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil || t.Year() < 1900 {
+		return 0, false
+	}
+	// Counted in seconds: a time.Duration spans no more than 292 years.
+	n := (t.Unix() - time.Date(1899, time.December, 31, 0, 0, 0, 0, time.UTC).Unix()) / (24 * 60 * 60)
+	if !t.Before(time.Date(1900, time.March, 1, 0, 0, 0, 0, time.UTC)) {
+		n++
+	}
+	return n, true
+}
+
+// appendInlineString appends the rest of a cell holding s as an inline
+// string: cut to the most UTF-16 units a cell holds, kept with its
+// leading and trailing spaces, and escaped for XML and for the
+// spreadsheet's own _xHHHH_ escapes, so that excelize reads back s.
+func appendInlineString(b []byte, s string) []byte {
+	s = truncateUTF16(s, excelize.TotalCellChars)
+	b = append(b, ` t="inlineStr"><is><t`...)
+	if s != "" && (strings.IndexByte("\t\n\r ", s[0]) >= 0 || strings.IndexByte("\t\n\r ", s[len(s)-1]) >= 0) {
+		b = append(b, ` xml:space="preserve"`...)
+	}
+	b = append(b, '>')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '&':
+			b = append(b, "&amp;"...)
+		case c == '<':
+			b = append(b, "&lt;"...)
+		case c == '>':
+			b = append(b, "&gt;"...)
+		case c == '\r':
+			// Kept as a reference: XML reads a raw carriage return as a
+			// line feed.
+			b = append(b, "&#xD;"...)
+		case c == '_' && escapeLike(s[i:]):
+			// A literal "_xHHHH_" would be read as the character HHHH.
+			b = append(b, "_x005F"...)
+			b = append(b, '_')
+		case c < 0x20 && c != '\t' && c != '\n':
+			// Not allowed in XML at all; the spreadsheet's escape carries
+			// it.
+			b = append(b, "_x00"...)
+			b = append(b, "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15], '_')
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == 0xFFFE || r == 0xFFFF {
+				r = utf8.RuneError // not allowed in XML
+			}
+			b = utf8.AppendRune(b, r)
+			i += n
+			continue
+		default:
+			b = append(b, c)
+		}
+		i++
+	}
+	return append(b, "</t></is>"...)
+}
+
+// escapeLike reports whether s starts with _xHHHH_, the form of the
+// spreadsheet's escape for a character.
+func escapeLike(s string) bool {
+	if len(s) < 7 || s[0] != '_' || s[1] != 'x' || s[6] != '_' {
+		return false
+	}
+	for _, c := range []byte(s[2:6]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// truncateUTF16 cuts s to at most n UTF-16 code units, as a spreadsheet
+// counts a cell's length.
+func truncateUTF16(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	units := 0
+	for i, r := range s {
+		if units += utf16.RuneLen(r); units > n {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 func (x *xlsxWriter) Close() error {
-	if err := x.sw.Flush(); err != nil {
+	if _, err := io.WriteString(x.sheet, x.tail); err != nil {
 		return err
 	}
-	// excelize builds the archive in a buffer it then copies out; the
-	// archive is written straight to out instead, so the workbook is
-	// never whole in memory (the buffer stays empty). A sheet under 4 GiB
-	// needs none of the ZIP64 patching done to that buffer.
-	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(x.out) })
-	_, err := x.f.WriteTo(io.Discard)
-	return errors.Join(err, x.f.Close())
+	if err := x.zw.Close(); err != nil {
+		return err
+	}
+	return x.out.Flush()
 }
 
 // ErrTooManyRows is what a reader returns for a file of more rows than

@@ -64,6 +64,54 @@ func TestRead_XLSXReadsWhatTheWriterWrote(t *testing.T) {
 	}
 }
 
+// Text the spreadsheet's XML cannot hold as it is (markup, control
+// characters, leading and trailing spaces, what looks like the
+// spreadsheet's own _xHHHH_ escapes) and dates on either side of Excel's
+// 29 February 1900 read back from an XLSX file exactly as written.
+func TestRead_XLSXReadsBackEveryTextAndDate(t *testing.T) {
+	texts := []string{"<a & b>", "a\x01b\x1f", " lead", "trail\n", "a\r\nb", "\tx", "_x0041_", "_x005F_x0041_", "_xD800_", "x_x00", "é 漢字 😀", "'=HR", ""}
+	dates := []string{"1900-01-01", "1900-02-28", "1900-03-01", "2024-02-29", "9999-12-31", "1899-12-31"}
+	var b bytes.Buffer
+	w, err := tabular.NewWriter(tabular.XLSX, &b, "departments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Header([]string{"text", "day"})
+	for i := range max(len(texts), len(dates)) {
+		row := make([]tabular.Cell, 2)
+		if i < len(texts) {
+			row[0] = tabular.Cell{Kind: tabular.Text, Str: texts[i]}
+		}
+		if i < len(dates) {
+			row[1] = tabular.Cell{Kind: tabular.Date, Str: dates[i]}
+		}
+		if err := w.Row(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := tabular.Read(tabular.XLSX, b.Bytes(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range f.Rows {
+		if i < len(texts) && row[0] != texts[i] {
+			t.Errorf("text %q read back as %q", texts[i], row[0])
+		}
+		if i < len(dates) {
+			day := row[1]
+			if d, ok := tabular.DateFromSerial(day); ok {
+				day = d
+			}
+			if day != dates[i] {
+				t.Errorf("date %s read back as %q", dates[i], row[1])
+			}
+		}
+	}
+}
+
 // FuzzRead: no bytes make a reader panic, and every refusal is an error
 // the API can answer (a 400), or the row limit (a 413).
 func FuzzRead(f *testing.F) {
