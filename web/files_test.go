@@ -193,6 +193,9 @@ func TestAdmin_AnImportsDryRunShowsEachBadRowByNumberAndWritesNothing(t *testing
 			t.Errorf("the row errors read %q, want row 3's blank %s and row 4's missing parent NOSUCH", lines, r.Fields.Name)
 		}
 		tb.waitText(".detail-pane [role=alert]", "nothing would be imported")
+		if n := tb.count(".detail-pane [data-count]"); n != 0 {
+			t.Errorf("a dry run with bad rows shows %d counts, which the service stopped short", n)
+		}
 		if n := eval[int](tb, `[...document.querySelectorAll(".detail-pane button")].filter((b) => b.checkVisibility()).length`); n != 1 {
 			t.Errorf("%d buttons shown after a dry run with bad rows, want only the check (no confirm)", n)
 		}

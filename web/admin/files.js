@@ -161,7 +161,9 @@ export function importPane(pane, res, ctx) {
     const rows = data.rows || [];
     fill(result,
       h("h3", { id: `${id}-result`, tabindex: "-1" }, title),
-      data.created !== undefined && counts(data, dry),
+      // With bad rows the service stops counting early: its counts would
+      // mislead, so only the rows show.
+      !rows.length && data.created !== undefined && counts(data, dry),
       rows.length > 0 && rowErrors(rows));
     result.querySelector("h3").focus();
   }

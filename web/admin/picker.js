@@ -237,7 +237,7 @@ export function refsPicker(field, ids, rows, onChange = () => {}) {
             box.input.focus();
           },
         }, "×")))
-      : h("li", { class: "none" }, "None"));
+      : h("li", { class: "none" }, field.none || "None"));
   }
   draw();
 
@@ -265,7 +265,7 @@ export function refsPicker(field, ids, rows, onChange = () => {}) {
 // filter's value so far, whose records are read to be named.
 export function refFilter(f, text, value, changed) {
   const target = f.field.target;
-  const field = { ...f.field, label: text, what: f.field.label, required: false };
+  const field = { ...f.field, label: text, what: f.field.label, required: false, none: "Any" };
   const hidden = h("input", { type: "hidden", value: value || "", "data-param": f.param, "data-label": text });
   const set = (v) => {
     hidden.value = v;
