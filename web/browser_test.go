@@ -315,11 +315,11 @@ type tab struct {
 
 // open opens a tab. When the test fails the tab's screenshot is saved;
 // when the page reported an error or asked another origin for anything,
-// the test fails.
-func (s *site) open(t testing.TB) *tab {
+// the test fails. opts adjust the tab (a browser context of its own).
+func (s *site) open(t testing.TB, opts ...chromedp.ContextOption) *tab {
 	t.Helper()
 	tb := &tab{t: t, site: s}
-	ctx, cancel := chromedp.NewContext(needBrowser(t), chromedp.WithListener(tb.listen))
+	ctx, cancel := chromedp.NewContext(needBrowser(t), append([]chromedp.ContextOption{chromedp.WithListener(tb.listen)}, opts...)...)
 	tb.ctx = ctx
 	if err := chromedp.Do(ctx); err != nil {
 		cancel()
@@ -338,8 +338,10 @@ func (s *site) open(t testing.TB) *tab {
 			t.Errorf("the page reported errors:\n%s", strings.Join(tb.errs, "\n"))
 		}
 		for _, u := range tb.urls {
-			// data: URIs are in the page itself (swagger-ui's icons).
-			if !strings.HasPrefix(u, s.url+"/") && !strings.HasPrefix(u, "data:") {
+			// data: URIs are in the page itself (swagger-ui's icons);
+			// blob: URLs of this origin hold what the page made (an
+			// exported file).
+			if !strings.HasPrefix(u, s.url+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:"+s.url+"/") {
 				t.Errorf("the page requested %s, not from its own origin %s", u, s.url)
 			}
 		}

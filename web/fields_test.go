@@ -150,8 +150,8 @@ func TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs(t *testing.T) {
 							kind = "input number"
 						case f != config.FilterIContains && e.Type == config.TypeDate:
 							kind = "input date"
-						case e.IsRef() && (f == config.FilterExact || f == config.FilterUnder):
-							kind = "input number" // an id
+						case e.IsRef():
+							kind = "input hidden" // the ids the pickers beside it chose
 						}
 						filters[param] = kind
 					}
@@ -160,6 +160,9 @@ func TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs(t *testing.T) {
 					got := eval[string](tb, fmt.Sprintf(`(() => { const c = document.querySelector('[data-param=%q]'); return c ? c.tagName.toLowerCase() + " " + (c.tagName === "INPUT" ? c.type : "") : "none"; })()`, param))
 					if got != kind {
 						t.Errorf("the filter %s is %q, want %q", param, got, kind)
+					}
+					if kind == "input hidden" && !eval[bool](tb, fmt.Sprintf(`document.querySelector('[data-param=%q]').closest(".field").querySelector("input[role=combobox]") !== null`, param)) {
+						t.Errorf("the filter %s has no picker", param)
 					}
 				}
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"personnel/config"
 	"personnel/server"
 )
@@ -194,6 +196,148 @@ func TestAdmin_RefsAddTwoRemoveOneAndListThemByName(t *testing.T) {
 				if got := eval[bool](tb, fmt.Sprintf(`[...document.querySelectorAll(%s)].some((e) => e.textContent.includes(%s))`, js(cell), js(firstLabel))); got {
 					t.Errorf("the table still shows %s", firstLabel)
 				}
+			})
+		}
+	})
+}
+
+// refsFiltered lists the references of the compiled resources that have
+// the filter; a test with none skips, saying where they run.
+func refsFiltered(t *testing.T, filter string) []refField {
+	t.Helper()
+	var out []refField
+	for _, d := range server.CompiledResources() {
+		for _, e := range d.Extra {
+			if e.IsRef() && slices.Contains(e.Filters, filter) {
+				out = append(out, refField{r: res{d}, to: resNamed(t, e.To), e: e})
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Skipf("no compiled reference has a %s filter; cmd/resourcegen's end-to-end test runs this with the README's employee", filter)
+	}
+	return out
+}
+
+// refer adds a record of c's resource whose reference c refers to the
+// record to (the list of it alone, for a refs field).
+func (s *site) refer(c refField, code, name string, to int) {
+	s.t.Helper()
+	id := s.add(c.r, code, name, nil)
+	var v any = to
+	if c.e.Type == config.TypeRefs {
+		v = []int{to}
+	}
+	s.mustJSON(s.call(http.MethodPatch, fmt.Sprintf("%s/%s/%d/", server.APIRoot, c.r.Path, id), map[string]any{c.e.Name: v}), http.StatusOK, nil)
+}
+
+func TestAdmin_AReferenceFilterIsARecordChosenByNameAndFiltersByItsId(t *testing.T) {
+	fields := refsFiltered(t, config.FilterExact)
+	forEachBackend(t, func(t *testing.T, s *site) {
+		page := s.open(t)
+		page.signIn(editorName)
+		for i, c := range fields {
+			t.Run(c.r.Name+"."+c.e.Name, func(t *testing.T) {
+				tb := page.on(t)
+				wantedCode, otherCode := c.to.code("WANTED", i), c.to.code("OTHER", i)
+				wanted := s.add(c.to, wantedCode, fmt.Sprintf("Wanted %d", i), nil)
+				other := s.add(c.to, otherCode, fmt.Sprintf("Other %d", i), nil)
+				inName, outName := fmt.Sprintf("Filtered in %d", i), fmt.Sprintf("Filtered out %d", i)
+				s.refer(c, c.r.code("FIN", i), inName, wanted)
+				s.refer(c, c.r.code("FOUT", i), outName, other)
+
+				// Read afresh: the table may be this one already, with an
+				// earlier subtest's filter, and the page keeps its state.
+				tb.goTo("#/" + c.r.Path + "/table")
+				tb.run("reloading the page", chromedp.Reload())
+				tb.waitText(".list-pane td", outName)
+				filter := fmt.Sprintf(`.list-pane [data-field=%q]:has([data-param=%q])`, c.e.Name, c.e.Name)
+				tb.do(fmt.Sprintf(`document.querySelector(%s).closest("details").open = true`, js(filter)))
+				tb.typeInto(filter+" input[role=combobox]", wantedCode)
+				tb.waitText(filter+" [role=option]", wantedCode)
+				tb.click(fmt.Sprintf(`//*[contains(@class, 'list-pane')]//*[@data-field=%s][.//*[@data-param=%s]]//*[@role='option'][contains(., %s)]`,
+					xpathString(c.e.Name), xpathString(c.e.Name), xpathString(wantedCode)))
+				tb.waitText(filter+" .picker-now", fmt.Sprintf("Wanted %d (%s)", i, wantedCode))
+				gone := fmt.Sprintf(`![...document.querySelectorAll(".list-pane td")].some((td) => td.textContent === %s)`, js(outName))
+				tb.waitFor("the other record filtered out", gone)
+				tb.waitText(".list-pane td", inName)
+				if !page.requestedWith(fmt.Sprintf("%s/%s/?", server.APIRoot, c.r.Path), fmt.Sprintf("%s=%d", c.e.Name, wanted)) {
+					t.Errorf("the table did not ask for %s=%d", c.e.Name, wanted)
+				}
+				if i == 0 {
+					tb.checkAccessibility(t, "a reference's filter")
+				}
+
+				// Kept as the id while the page is open, and named again
+				// when the table is drawn anew.
+				away := awayFrom(c.r)
+				tb.goTo("#/" + away.Path + "/table")
+				tb.waitFor("the other resource's page", fmt.Sprintf(`document.querySelector("main h1").textContent === %s`, js(away.title())))
+				tb.goTo("#/" + c.r.Path + "/table")
+				tb.waitText(filter+" .picker-now", fmt.Sprintf("Wanted %d (%s)", i, wantedCode))
+				tb.waitFor("the other record still filtered out", gone)
+				tb.waitText(".list-pane td", inName)
+
+				tb.click(button("Any " + strings.ToLower(humanize(c.e.Name))))
+				tb.waitText(filter+" .picker-now", "any")
+				tb.waitText(".list-pane td", outName)
+			})
+		}
+	})
+}
+
+// awayFrom returns a compiled resource other than r.
+func awayFrom(r res) res {
+	for _, d := range server.CompiledResources() {
+		if d.Path != r.Path {
+			return res{d}
+		}
+	}
+	return r
+}
+
+func TestAdmin_AReferencesOneOfFilterTakesSeveralRecordsAsChips(t *testing.T) {
+	fields := refsFiltered(t, config.FilterIn)
+	forEachBackend(t, func(t *testing.T, s *site) {
+		page := s.open(t)
+		page.signIn(editorName)
+		for i, c := range fields {
+			t.Run(c.r.Name+"."+c.e.Name, func(t *testing.T) {
+				tb := page.on(t)
+				names := map[string]string{} // target code: the name of the record referring to it
+				ids := map[string]int{}
+				for _, prefix := range []string{"ONE", "TWO", "NOT"} {
+					code := c.to.code(prefix, i)
+					ids[code] = s.add(c.to, code, fmt.Sprintf("Target %s %d", prefix, i), nil)
+					names[code] = fmt.Sprintf("Refers to %s %d", prefix, i)
+					s.refer(c, c.r.code("R"+prefix, i), names[code], ids[code])
+				}
+				one, two, not := c.to.code("ONE", i), c.to.code("TWO", i), c.to.code("NOT", i)
+				shown := func(name string) string {
+					return fmt.Sprintf(`[...document.querySelectorAll(".list-pane td")].some((td) => td.textContent === %s)`, js(name))
+				}
+
+				tb.goTo("#/" + c.r.Path + "/table")
+				tb.run("reloading the page", chromedp.Reload())
+				tb.waitFor("every record", shown(names[not]))
+				param := c.e.Name + "_in"
+				filter := fmt.Sprintf(`.list-pane [data-field=%q]:has([data-param=%q])`, c.e.Name, param)
+				tb.do(fmt.Sprintf(`document.querySelector(%s).closest("details").open = true`, js(filter)))
+				for _, code := range []string{one, two} {
+					tb.typeInto(filter+" input[role=combobox]", code)
+					tb.waitText(filter+" [role=option]", code)
+					tb.click(fmt.Sprintf(`//*[contains(@class, 'list-pane')]//*[@data-field=%s][.//*[@data-param=%s]]//*[@role='option'][contains(., %s)]`,
+						xpathString(c.e.Name), xpathString(param), xpathString(code)))
+					tb.waitText(filter+" .chip", code)
+				}
+				tb.waitFor("only the two chosen", "!"+shown(names[not])+" && "+shown(names[one])+" && "+shown(names[two]))
+				lo, hi := min(ids[one], ids[two]), max(ids[one], ids[two])
+				if !page.requestedWith(fmt.Sprintf("%s/%s/?", server.APIRoot, c.r.Path), fmt.Sprintf("%s=%d%%2C%d", param, lo, hi)) {
+					t.Errorf("the table did not ask for %s=%d,%d", param, lo, hi)
+				}
+
+				tb.click(fmt.Sprintf(`%s .chip[data-id="%d"] button`, filter, ids[one]))
+				tb.waitFor("only the second", "!"+shown(names[one])+" && "+shown(names[two]))
 			})
 		}
 	})

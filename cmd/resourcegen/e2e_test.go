@@ -233,8 +233,8 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 
 	// The admin UI shows both, each field with its own kind of input and
 	// each filter with a control, with no code of their own; its pickers
-	// of references choose, save and list them.
-	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "-run", "^("+adminFieldsTest+"|"+adminRefTest+"|"+adminRefsTest+")$", "./web/")
+	// of references choose, save, list and filter by them.
+	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "-run", "^("+adminFieldsTest+"|"+adminRefTest+"|"+adminRefsTest+"|"+adminRefFilterTest+"|"+adminRefInFilterTest+")$", "./web/")
 	if err != nil {
 		t.Fatalf("the admin UI's test in the copy: %v\n%s", err, failures(out))
 	}
@@ -248,12 +248,14 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		}
 	}
 	for _, test := range []string{adminRefTest + "/sqlite/e2e_employee.department", adminRefTest + "/sqlite/e2e_employee.position",
-		adminRefTest + "/sqlite/e2e_cost_centre.twin", adminRefsTest + "/sqlite/e2e_employee.area", adminRefsTest + "/sqlite/e2e_cost_centre.staff"} {
+		adminRefTest + "/sqlite/e2e_cost_centre.twin", adminRefsTest + "/sqlite/e2e_employee.area", adminRefsTest + "/sqlite/e2e_cost_centre.staff",
+		adminRefFilterTest + "/sqlite/e2e_employee.department", adminRefFilterTest + "/sqlite/e2e_cost_centre.regions",
+		adminRefInFilterTest + "/sqlite/e2e_employee.department", adminRefInFilterTest + "/sqlite/e2e_cost_centre.staff"} {
 		if !strings.Contains(out, "--- PASS: "+test+" ") {
 			t.Errorf("%s did not pass:\n%s", test, tail(out, 40))
 		}
 	}
-	t.Logf("the admin UI showed employees and cost centres with their fields and filters, and picked their references")
+	t.Logf("the admin UI showed employees and cost centres with their fields and filters, picked their references and filtered by them")
 }
 
 // adminFieldsTest is the browser test that holds every compiled resource's
@@ -261,10 +263,14 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 const adminFieldsTest = "TestAdmin_EveryResourceShowsItsFieldsWithTheirInputs"
 
 // adminRefTest and adminRefsTest are the browser tests of the pickers of
-// a ref and of a refs field, which run over every compiled reference.
+// a ref and of a refs field, and adminRefFilterTest and
+// adminRefInFilterTest of the table's filters of them, which run over
+// every compiled reference.
 const (
-	adminRefTest  = "TestAdmin_ARefIsChosenWithThePickerSavedAsItsIdAndListedByName"
-	adminRefsTest = "TestAdmin_RefsAddTwoRemoveOneAndListThemByName"
+	adminRefTest         = "TestAdmin_ARefIsChosenWithThePickerSavedAsItsIdAndListedByName"
+	adminRefsTest        = "TestAdmin_RefsAddTwoRemoveOneAndListThemByName"
+	adminRefFilterTest   = "TestAdmin_AReferenceFilterIsARecordChosenByNameAndFiltersByItsId"
+	adminRefInFilterTest = "TestAdmin_AReferencesOneOfFilterTakesSeveralRecordsAsChips"
 )
 
 // appendResources adds entries to the copy's config/resources.yaml.

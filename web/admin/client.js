@@ -189,17 +189,22 @@ function refresh() {
   return refreshing;
 }
 
-// send makes a request and returns {data, etag, status}. opts: body (sent
-// as JSON), query, headers, anonymous (no token). A 401 on a request with
-// the token refreshes it once and sends the request again; when that
-// fails the session has expired. Any other failure throws ApiError.
-export async function send(method, path, opts = {}) {
+// request makes a request and returns its Response, whatever its status
+// but 401. opts: body (sent as JSON), form (a FormData, sent as
+// multipart), query, headers, accept (the Accept header; JSON unless
+// given), anonymous (no token). A 401 on a request with the token
+// refreshes it once and sends the request again; when that fails the
+// session has expired. A service that cannot be reached throws ApiError
+// with status 0.
+async function request(method, path, opts = {}) {
   const headers = new Headers(opts.headers || {});
-  headers.set("Accept", "application/json");
+  headers.set("Accept", opts.accept || "application/json");
   const token = !opts.anonymous && session ? session.token : "";
   if (token) headers.set("Authorization", `JWT ${token}`);
   let body;
-  if (opts.body !== undefined) {
+  if (opts.form !== undefined) {
+    body = opts.form; // the browser sets the multipart type and boundary
+  } else if (opts.body !== undefined) {
     headers.set("Content-Type", "application/json");
     body = JSON.stringify(opts.body);
   }
@@ -211,11 +216,31 @@ export async function send(method, path, opts = {}) {
   }
   if (res.status === 401 && token) {
     if (!opts.retried && (await refresh())) {
-      return send(method, path, { ...opts, retried: true });
+      return request(method, path, { ...opts, retried: true });
     }
     expire();
     throw new ApiError(401, null, EXPIRED);
   }
+  return res;
+}
+
+// failure returns the ApiError of an answer that is not a success, with
+// its JSON body when it has one.
+async function failure(res) {
+  let data = null;
+  try {
+    data = JSON.parse(await res.text());
+  } catch (e) {
+    data = null;
+  }
+  return new ApiError(res.status, data);
+}
+
+// send makes a request (opts as request's) and returns {data, etag,
+// status}, data the JSON body. Any failure throws ApiError.
+export async function send(method, path, opts = {}) {
+  const res = await request(method, path, opts);
+  if (!res.ok) throw await failure(res);
   let data = null;
   const text = res.status === 204 ? "" : await res.text();
   if (text) {
@@ -225,8 +250,38 @@ export async function send(method, path, opts = {}) {
       data = null;
     }
   }
-  if (!res.ok) throw new ApiError(res.status, data);
   return { data, etag: res.headers.get("ETag"), status: res.status };
+}
+
+// download GETs a file with the token (which no link could carry) and
+// returns {blob, filename}, the name the service gives in its
+// Content-Disposition (fallback when it gives none). A failure throws
+// ApiError with the service's message.
+export async function download(path, query, fallback) {
+  const res = await request("GET", path, { query, accept: "*/*" });
+  if (!res.ok) throw await failure(res);
+  const blob = await res.blob();
+  return { blob, filename: filenameOf(res.headers.get("Content-Disposition")) || fallback };
+}
+
+// filenameOf reads the file name of a Content-Disposition header
+// (filename*=UTF-8''..., else filename="..."), without any directory.
+function filenameOf(header) {
+  if (!header) return "";
+  let name = "";
+  const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(header);
+  if (star) {
+    try {
+      name = decodeURIComponent(star[1].trim());
+    } catch (e) {
+      name = "";
+    }
+  }
+  if (!name) {
+    const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(header);
+    if (plain) name = plain[1] !== undefined ? plain[1].replace(/\\(.)/g, "$1") : plain[2].trim();
+  }
+  return name.replace(/^.*[\\/]/, "");
 }
 
 // loadDocument fetches the OpenAPI document (public: no token).

@@ -9,13 +9,15 @@
 //   #/<path>/<view>              view is "table" or "tree"
 //   #/<path>/<view>/<id>         with that record beside it
 //   #/<path>/<view>/new?parent=N with a form for a new record
+//   #/<path>/<view>/import       with the import of a file (editors)
 
 import * as client from "./client.js";
 import { describe } from "./model.js";
 import { h, fill } from "./dom.js";
 import { tableView } from "./table.js";
 import { treeView } from "./tree.js";
-import { recordPane, createPane, emptyPane } from "./record.js";
+import { recordPane, createPane, emptyPane, takePane } from "./record.js";
+import { exportControls, importPane } from "./files.js";
 
 const root = document.getElementById("app");
 let resources = [];
@@ -69,6 +71,11 @@ function showResource(res, view) {
     else a.removeAttribute("aria-current");
   }
   const canCreate = me.role === "editor" && res.ops.create;
+  const canImport = me.role === "editor" && res.ops.import;
+  // The export takes what the table shows: its filters, search and
+  // ordering; from the tree, which shows them all, every record.
+  const table = remembered(res).table;
+  const exporting = res.ops.export && exportControls(res, () => (view === "table" ? { ...table.filters, ordering: table.ordering } : {}));
   const tab = (name, text) => h("a", { href: `#/${res.path}/${name}`, "aria-current": view === name ? "page" : null }, text);
   const listPane = h("section", { class: "pane list-pane", "aria-label": view === "tree" ? `${res.title} as a tree` : `${res.title} as a table` });
   const detail = h("section", { class: "pane detail-pane", "aria-label": `Selected ${res.singular}` });
@@ -76,7 +83,11 @@ function showResource(res, view) {
     h("div", { class: "page-head" },
       h("h1", {}, res.title),
       h("nav", { class: "views", "aria-label": "Views" }, tab("table", "Table"), hasTree(res) && tab("tree", "Tree")),
-      canCreate && h("a", { class: "button primary", href: `#/${res.path}/${view}/new` }, `New ${res.singular}`)),
+      h("div", { class: "page-actions" },
+        exporting && exporting.buttons,
+        canImport && h("a", { class: "button", href: `#/${res.path}/${view}/import` }, "Import"),
+        canCreate && h("a", { class: "button primary", href: `#/${res.path}/${view}/new` }, `New ${res.singular}`))),
+    exporting && exporting.messages,
     h("div", { class: "split" }, listPane, detail));
   const open = (id, opts = {}) => {
     keepFocus = Boolean(opts.keepFocus);
@@ -110,7 +121,10 @@ function showDetail(res, view, r) {
   };
   const id = r.id && /^[0-9]+$/.test(r.id) ? Number(r.id) : null;
   list.select(id);
-  if (r.id === "new" && ctx.canEdit && res.ops.create) {
+  if (r.id === "import" && ctx.canEdit && res.ops.import) {
+    takePane(detail);
+    importPane(detail, res, ctx);
+  } else if (r.id === "new" && ctx.canEdit && res.ops.create) {
     createPane(detail, res, r.parent && /^[0-9]+$/.test(r.parent) ? Number(r.parent) : null, ctx);
   } else if (id !== null) {
     recordPane(detail, res, id, ctx, { focus, flash });

@@ -6,7 +6,9 @@
 //   - a reference (a ref field): one record of the resource it refers to,
 //     with a button that clears it when the field is optional;
 //   - a list of references (a refs field): the chosen records as chips,
-//     each with its remove button; choosing another adds it.
+//     each with its remove button; choosing another adds it;
+//   - the table's filters of a reference (refFilter): a record, or a list
+//     of them, whose ids are the filter's value.
 //
 // The server checks the choice (a record that does not exist, a parent
 // that is the record itself or one of its descendants) and its message
@@ -25,7 +27,7 @@ function searchBox(target, field, id, describedBy, choose) {
   let options = []; // rows shown
   let activeIndex = -1;
   let seq = 0;
-  const list = h("ul", { class: "listbox", role: "listbox", id: listId, "aria-label": `Choose the ${field.label.toLowerCase()}`, hidden: true });
+  const list = h("ul", { class: "listbox", role: "listbox", id: listId, "aria-label": `Choose the ${(field.what || field.label).toLowerCase()}`, hidden: true });
   const found = h("p", { class: "sr-only", role: "status" });
   const input = h("input", {
     id, type: "text", role: "combobox", autocomplete: "off",
@@ -146,14 +148,15 @@ function labelOf(id, field) {
 // field holding one record of target (an id or null), starting at value
 // whose row is row when known. clearText is the button that empties it
 // (none when the field must have a record), noneText what an empty one
-// shows.
-function onePicker(target, field, value, row, clearText, noneText) {
+// shows; onChange(id) hears every choice.
+function onePicker(target, field, value, row, clearText, noneText, onChange = () => {}) {
   const id = uid("picker");
   const nowId = `${id}-now`;
   const now = h("p", { class: "picker-now", id: nowId });
   const box = searchBox(target, field, id, nowId, (chosen) => {
     value = chosen ? chosen.id : null;
     showNow(chosen);
+    onChange(value);
   });
   const err = errorOf(box.input, id, nowId);
   const clear = clearText && h("button", { type: "button", class: "link", onclick: () => { box.pick(null); box.input.focus(); } }, clearText);
@@ -189,22 +192,25 @@ export function refPicker(field, value, row) {
   return onePicker(field.target, field, value, row, clear, "none");
 }
 
-// refsPicker returns {el, get(), error(msgs), focus()} for a refs field:
-// the chosen records as chips with remove buttons, and the combobox that
-// adds one. ids are the field's ids, rows their records when known (by
-// id). get() returns the ids, ascending, as the service shows them.
-export function refsPicker(field, ids, rows) {
+// refsPicker returns {el, get(), know(row), error(msgs), focus()} for a
+// refs field: the chosen records as chips with remove buttons, and the
+// combobox that adds one. ids are the field's ids, rows their records when
+// known (by id); know(row) names a chosen id later. get() returns the
+// ids, ascending, as the service shows them; onChange(ids) hears every
+// change.
+export function refsPicker(field, ids, rows, onChange = () => {}) {
   const target = field.target;
   const id = uid("picker");
   const chipsId = `${id}-chips`;
   const chosen = new Map((ids || []).map((i) => [i, (rows && rows.get(i)) || null]));
-  const chips = h("ul", { class: "chips", id: chipsId, "aria-label": `Chosen ${field.label.toLowerCase()}` });
+  const chips = h("ul", { class: "chips", id: chipsId, "aria-label": `Chosen ${(field.what || field.label).toLowerCase()}` });
   const status = h("p", { class: "sr-only", role: "status" });
   const box = searchBox(target, field, id, chipsId, (row) => {
     if (!row) return;
     chosen.set(row.id, row);
     draw();
     fill(status, `Added ${label(target, row)}.`);
+    onChange(get());
   });
   const err = errorOf(box.input, id, chipsId);
   const el = h("div", { class: "field picker", "data-field": field.key },
@@ -227,17 +233,60 @@ export function refsPicker(field, ids, rows) {
             chosen.delete(i);
             draw();
             fill(status, `Removed ${text}.`);
+            onChange(get());
             box.input.focus();
           },
         }, "×")))
-      : h("li", { class: "none" }, "None"));
+      : h("li", { class: "none" }, field.none || "None"));
   }
   draw();
 
+  function get() {
+    return [...chosen.keys()].sort((a, b) => a - b);
+  }
+
   return {
     el,
-    get: () => [...chosen.keys()].sort((a, b) => a - b),
+    get,
+    know: (row) => {
+      if (chosen.has(row.id)) chosen.set(row.id, row);
+      draw();
+    },
     error: err.show,
     focus: () => box.input.focus(),
   };
+}
+
+// refFilter is the table's filter f of a reference (op exact or under: one
+// record of the target; in: several), chosen with the pickers by name or
+// code. The filter's value, the ids, is kept in a hidden input marked
+// data-param, where the table reads its filters; changed() is called on
+// every choice. text labels it ("Department is under"); value is the
+// filter's value so far, whose records are read to be named.
+export function refFilter(f, text, value, changed) {
+  const target = f.field.target;
+  const field = { ...f.field, label: text, what: f.field.label, required: false, none: "Any" };
+  const hidden = h("input", { type: "hidden", value: value || "", "data-param": f.param, "data-label": text });
+  const set = (v) => {
+    hidden.value = v;
+    changed();
+  };
+  const ids = String(value || "").split(",").filter((x) => /^[0-9]+$/.test(x)).map(Number);
+  let picker;
+  if (f.op === "in") {
+    picker = refsPicker(field, ids, null, (got) => set(got.join(",")));
+  } else {
+    picker = onePicker(target, field, ids.length ? ids[0] : null, null, `Any ${f.field.label.toLowerCase()}`, "any",
+      (got) => set(got === null ? "" : String(got)));
+  }
+  // Remembered from an earlier visit as ids: their names, when they exist.
+  for (const i of f.op === "in" ? ids : ids.slice(0, 1)) {
+    client.send("GET", target.item(i)).then(({ data }) => {
+      if (f.op === "in") picker.know(data);
+      else if (picker.get() === i) picker.set(i, data);
+    }, () => {});
+  }
+  picker.el.classList.add("filter-picker");
+  picker.el.append(hidden);
+  return picker.el;
 }

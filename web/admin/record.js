@@ -464,6 +464,13 @@ export async function createPane(pane, res, parentId, ctx) {
   heading.focus();
 }
 
+// takePane gives pane to another view (the import): a record still
+// loading into it is dropped.
+export function takePane(pane) {
+  loads.set(pane, {});
+  pane.removeAttribute("aria-busy");
+}
+
 // emptyPane is the pane with no record chosen, with a message when there
 // is one ("Deleted ...").
 export function emptyPane(pane, res, message) {

@@ -4,6 +4,7 @@
 import * as client from "./client.js";
 import { h, fill, uid, debounce, srOnly } from "./dom.js";
 import { label } from "./model.js";
+import { refFilter } from "./picker.js";
 
 const PAGE_SIZES = [10, 25, 50, 100];
 
@@ -18,11 +19,14 @@ export function display(field, value) {
 
 // filterControl returns the input of one filter: text for text (and
 // "contains"), a select for choices, booleans and isnull ("set": yes or
-// no), a number or a date input for those, each labelled with the field
-// and the comparison.
+// no), a number or a date input for those, the pickers of the records
+// referred to for a reference, each labelled with the field and the
+// comparison.
 function filterControl(f, value, changed) {
   const id = uid("filter");
   const text = `${f.field.label} ${OP_WORDS[f.op]}`;
+  const ref = f.field.kind === "ref" || f.field.kind === "refs";
+  if (ref && f.field.target && f.op !== "isnull") return refFilter(f, text, value, changed);
   let input;
   if (f.op === "isnull" || f.field.kind === "boolean") {
     const options = f.op === "isnull" ? [["", "Any"], ["false", "Yes"], ["true", "No"]] : [["", "Any"], ["true", "Yes"], ["false", "No"]];
@@ -35,9 +39,8 @@ function filterControl(f, value, changed) {
     let type = "search";
     if (f.op !== "icontains" && f.field.kind === "integer") type = "number";
     if (f.op !== "icontains" && f.field.kind === "date") type = "date";
-    // A reference is filtered by id (in: ids separated by commas), as the
-    // list takes it; the record's pane shows a record's ids.
-    const ref = f.field.kind === "ref" || f.field.kind === "refs";
+    // A reference whose resource the UI does not know is filtered by id
+    // (in: ids separated by commas), as the list takes it.
     if (ref && (f.op === "exact" || f.op === "under")) type = "number";
     input = h("input", { id, type, value: value || "", oninput: changed, autocomplete: "off", min: type === "number" && ref ? 1 : null, placeholder: ref ? (f.op === "in" ? "ids, e.g. 3,5" : "id") : null });
   }
@@ -158,7 +161,8 @@ export function tableView(pane, res, state, { open }) {
       // A filter's messages name the parameter: show them beside it.
       for (const [param, msgs] of Object.entries(err.fieldErrors)) {
         const el = form.querySelector(`[data-param="${CSS.escape(param)}"]`);
-        if (el) fill(alert, `${el.labels[0].textContent}: ${msgs.join(" ")}`);
+        // A reference's filter is a hidden input beside its pickers.
+        if (el) fill(alert, `${el.dataset.label || el.labels[0].textContent}: ${msgs.join(" ")}`);
       }
     } finally {
       if (mine === seq) pane.removeAttribute("aria-busy");
