@@ -102,6 +102,11 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 	if res.Rows == nil {
 		res.Rows = []RowError{}
 	}
+	if len(res.Rows) > 0 {
+		// Counted only up to the stage that found them: no figure to
+		// show for a file that cannot be imported.
+		res.Created, res.Updated, res.Unchanged, res.Deleted = 0, 0, 0, 0
+	}
 	for _, row := range res.Rows {
 		for k, e := range row.Fields {
 			if c, ok := rename[e.Field]; ok {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,7 +17,9 @@ import (
 
 	"personnel/auth"
 	"personnel/config"
+	"personnel/db"
 	"personnel/db/dbtest"
+	"personnel/resource"
 	"personnel/server"
 )
 
@@ -307,13 +310,81 @@ func TestImport_BadRowsAreAllReportedAndNothingIsWritten(t *testing.T) {
 		}
 		// A dry run answers the same rows with 200, and writes nothing.
 		res := a.imported(r, "dry_run=true", "text/csv", csvOf(rows...))
-		if len(res.Rows) == 0 {
-			t.Fatalf("dry run found no bad rows: %+v", res)
+		if len(res.Rows) == 0 || res.Created+res.Updated+res.Unchanged+res.Deleted != 0 {
+			t.Fatalf("dry run of bad rows: %+v, want the rows and no counts", res)
 		}
 		res = a.imported(r, "dry_run=true", "text/csv", csvOf(header, r.fileRow("DRY", "Dry", "")))
 		if res.Created != 1 || len(a.list(r, r.Fields.Code+"=DRY").Data) != 0 {
 			t.Fatalf("dry run: %+v, or it wrote", res)
 		}
+	})
+}
+
+// A chain deeper than the hierarchy's bound is an error of the row that
+// passes it, whether the file alone makes it too deep or the file hangs
+// it under a deep stored chain (found only once the levels above it are
+// written in the transaction): a dry run of such a file counts nothing,
+// and nothing is written.
+func TestImport_AChainDeeperThanTheBoundIsARowError(t *testing.T) {
+	forEachTree(t, func(t *testing.T, a *api, r res) {
+		chain := func(from, n int, parent string) [][]string {
+			rows := [][]string{r.fileHeader()}
+			for k := from; k < from+n; k++ {
+				rows = append(rows, r.fileRow(fmt.Sprintf("DEEP-%d", k), "Deep", parent))
+				parent = fmt.Sprintf("DEEP-%d", k)
+			}
+			return rows
+		}
+		refused := func(a *api, rows [][]string, before int) {
+			t.Helper()
+			res := a.imported(r, "dry_run=true", "text/csv", csvOf(rows...))
+			last := len(rows)
+			if len(res.Rows) != 1 || res.Rows[0].Row != last || len(res.Rows[0].Errors[r.parentCol()]) != 1 {
+				t.Fatalf("%d rows: %+v, want an error of row %d's %s", len(rows)-1, res.Rows, last, r.parentCol())
+			}
+			if res.Created+res.Updated+res.Unchanged+res.Deleted != 0 {
+				t.Fatalf("a dry run of a refused file counts %+v", res)
+			}
+			if resp := a.importFile(r, "", "text/csv", csvOf(rows...)); resp.Status != http.StatusBadRequest {
+				t.Fatalf("import of a chain too deep: %s", resp)
+			}
+			if n := a.list(r, r.Fields.Code+"_icontains=DEEP-").Count; n != before {
+				t.Fatalf("a refused import left %d records, not %d", n, before)
+			}
+		}
+		refused(a, chain(0, resource.MaxDepth+1, ""), 0)
+
+		// Depths 0 .. MaxDepth-2 stored, loaded side by side and chained
+		// behind the service's back (as the hierarchy's depth test does:
+		// the closure of such a chain is half a million rows), the
+		// closure left untrusted so that checks walk the table.
+		ctx := context.Background()
+		stored := make([]resource.NewRecord, resource.MaxDepth-1)
+		for k := range stored {
+			stored[k] = resource.NewRecord{Code: fmt.Sprintf("DEEP-%d", k), Name: "Deep"}
+		}
+		ids, err := server.Loaders(a.db)[r.Name].Load(ctx, stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = a.db.InTx(ctx, func(tx db.Tx) error {
+			for k := 1; k < len(ids); k++ {
+				s := a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent + "_id").Raw(" = ").Arg(ids[k-1]).
+					Raw(" WHERE ").Ident("id").Raw(" = ").Arg(ids[k])
+				if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.exec(a.db.SQL().Raw("UPDATE personnel_derived SET trusted = 0 WHERE table_name = ").Arg(r.Table).
+			Raw(" AND structure = ").Arg(db.ClosureStructure))
+		// The first row fits (the deepest level allowed), the second
+		// passes it.
+		refused(a.replica(t), chain(len(stored), 2, fmt.Sprintf("DEEP-%d", len(stored)-1)), len(stored))
 	})
 }
 
