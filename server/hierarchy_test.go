@@ -298,35 +298,8 @@ func TestDescendants_PagingInIDOrderVisitsEachOnce(t *testing.T) {
 // deeper, so no answer is ever cut off.
 func TestHierarchy_AChainDeeperThanTheBoundIsRefusedNamingTheParent(t *testing.T) {
 	forEachTree(t, func(t *testing.T, a *api, r res) {
-		// Depths 0 .. MaxDepth-1, the deepest allowed: loaded side by side
-		// and chained behind the service's back, which leaves the closure
-		// untrusted (building the chain's closure would take half a million
-		// rows, minutes in SQLite under the race detector): every check
-		// below walks the table, as a replica does until a rebuild.
-		ctx := context.Background()
-		recs := make([]resource.NewRecord, resource.MaxDepth)
-		for i := range recs {
-			recs[i] = resource.NewRecord{Code: fmt.Sprintf("D%04d", i), Name: "deep"}
-		}
-		ids, err := server.Loaders(a.db)[r.Name].Load(ctx, recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = a.db.InTx(ctx, func(tx db.Tx) error {
-			for i := 1; i < len(ids); i++ {
-				s := a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent + "_id").Raw(" = ").Arg(ids[i-1]).
-					Raw(" WHERE ").Ident("id").Raw(" = ").Arg(ids[i])
-				if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.exec(a.db.SQL().Raw("UPDATE personnel_derived SET trusted = 0 WHERE table_name = ").Arg(r.Table).
-			Raw(" AND structure = ").Arg(db.ClosureStructure))
+		// Depths 0 .. MaxDepth-1, the deepest allowed.
+		ids := deepChain(t, a, r, "D%04d", resource.MaxDepth)
 		a = a.replica(t)
 		deepest := ids[len(ids)-1]
 		msg := fmt.Sprintf("This %s cannot be placed under %s %d: the hierarchy would be more than %d levels deep.", r.Name, r.Name, deepest, resource.MaxDepth)
@@ -352,4 +325,40 @@ func TestHierarchy_AChainDeeperThanTheBoundIsRefusedNamingTheParent(t *testing.T
 			t.Fatalf("ancestors of the deepest record: %d of them, want all %d", len(got), len(want))
 		}
 	})
+}
+
+// deepChain stores a chain of n records of r (codes from format and their
+// depth), each the parent of the next: loaded side by side and chained
+// behind the service's back, which leaves the closure untrusted
+// (building the closure of a chain a thousand deep would take half a
+// million rows, minutes in SQLite under the race detector), so every
+// check of it walks the table, as a replica does until a rebuild; ask
+// through a.replica(t). It returns the ids, root first.
+func deepChain(t *testing.T, a *api, r res, format string, n int) []int {
+	t.Helper()
+	ctx := context.Background()
+	recs := make([]resource.NewRecord, n)
+	for i := range recs {
+		recs[i] = resource.NewRecord{Code: fmt.Sprintf(format, i), Name: "deep"}
+	}
+	ids, err := server.Loaders(a.db)[r.Name].Load(ctx, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = a.db.InTx(ctx, func(tx db.Tx) error {
+		for i := 1; i < len(ids); i++ {
+			s := a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent + "_id").Raw(" = ").Arg(ids[i-1]).
+				Raw(" WHERE ").Ident("id").Raw(" = ").Arg(ids[i])
+			if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.exec(a.db.SQL().Raw("UPDATE personnel_derived SET trusted = 0 WHERE table_name = ").Arg(r.Table).
+		Raw(" AND structure = ").Arg(db.ClosureStructure))
+	return ids
 }

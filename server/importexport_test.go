@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 
 	"personnel/auth"
 	"personnel/config"
-	"personnel/db"
 	"personnel/db/dbtest"
 	"personnel/resource"
 	"personnel/server"
@@ -354,34 +352,8 @@ func TestImport_AChainDeeperThanTheBoundIsARowError(t *testing.T) {
 		}
 		refused(a, chain(0, resource.MaxDepth+1, ""), 0)
 
-		// Depths 0 .. MaxDepth-2 stored, loaded side by side and chained
-		// behind the service's back (as the hierarchy's depth test does:
-		// the closure of such a chain is half a million rows), the
-		// closure left untrusted so that checks walk the table.
-		ctx := context.Background()
-		stored := make([]resource.NewRecord, resource.MaxDepth-1)
-		for k := range stored {
-			stored[k] = resource.NewRecord{Code: fmt.Sprintf("DEEP-%d", k), Name: "Deep"}
-		}
-		ids, err := server.Loaders(a.db)[r.Name].Load(ctx, stored)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = a.db.InTx(ctx, func(tx db.Tx) error {
-			for k := 1; k < len(ids); k++ {
-				s := a.db.SQL().Raw("UPDATE ").Ident(r.Table).Raw(" SET ").Ident(r.Fields.Parent + "_id").Raw(" = ").Arg(ids[k-1]).
-					Raw(" WHERE ").Ident("id").Raw(" = ").Arg(ids[k])
-				if _, err := tx.ExecContext(ctx, s.String(), s.Args...); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.exec(a.db.SQL().Raw("UPDATE personnel_derived SET trusted = 0 WHERE table_name = ").Arg(r.Table).
-			Raw(" AND structure = ").Arg(db.ClosureStructure))
+		// Depths 0 .. MaxDepth-2 stored.
+		stored := deepChain(t, a, r, "DEEP-%d", resource.MaxDepth-1)
 		// The first row fits (the deepest level allowed), the second
 		// passes it.
 		refused(a.replica(t), chain(len(stored), 2, fmt.Sprintf("DEEP-%d", len(stored)-1)), len(stored))
