@@ -42,3 +42,7 @@ func KeepOnly(t *Table, names ...string) (restore func()) {
 	}
 	return func() { t.keepers = all }
 }
+
+// FeedPageQuery is the statement a page of a table's feed is read with;
+// its arguments are the table, the cursor and how many.
+func FeedPageQuery(d *DB) string { return d.feedPageQuery() }

@@ -21,6 +21,12 @@
 // database, in alternation, on the scenarios the mechanism is for (with
 // -compare, the hand-written services too): see without.go.
 //
+// With -seeded, the -mysql and -postgres DSNs name databases seeded
+// already (personnel seed --count N --resource department, N the one size
+// in -records), used as they are: a million records take minutes to seed,
+// and a change can then be measured before and after on the same data.
+// -sqlite=false leaves SQLite out.
+//
 // The load generator runs on the same machine as the server and takes part
 // of its CPU; the figures are for the pair.
 package main
@@ -52,6 +58,12 @@ import (
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
+
+// withSQLite says whether SQLite is tested as well as the DSNs given.
+var withSQLite = flag.Bool("sqlite", true, "test SQLite too (false: only the databases -mysql and -postgres name)")
+
+// seeded says the -mysql and -postgres DSNs name databases seeded already.
+var seeded = flag.Bool("seeded", false, "the -mysql and -postgres DSNs name databases that personnel seed --count <-records> --resource department filled: use them as they are (no scratch database, no seeding, nothing dropped), so that runs at 1,000,000 records need not seed again; one size in -records")
 
 func main() {
 	records := flag.String("records", "10000,100000", "comma-separated numbers of departments to test at")
@@ -99,7 +111,10 @@ func run(records string, conns int, duration time.Duration, admin map[string]str
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/personnel").CombinedOutput(); err != nil {
 		return fmt.Errorf("building: %v\n%s", err, out)
 	}
-	backends := []string{"sqlite"}
+	var backends []string
+	if *withSQLite {
+		backends = append(backends, "sqlite")
+	}
 	for _, b := range []string{"mysql", "postgres"} {
 		if admin[b] != "" {
 			backends = append(backends, b)
@@ -139,20 +154,21 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	switch backend {
 	case "sqlite":
 		env = append(env, "PERSONNEL_DB_DSN="+filepath.Join(dir, fmt.Sprintf("load-%d.db", n)))
-	case "mysql":
-		dsn, drop, err := scratchDatabase(adminDSN)
+	case "mysql", "postgres":
+		if *seeded {
+			env = append(env, "PERSONNEL_DB_DRIVER="+backend, "PERSONNEL_DB_DSN="+adminDSN)
+			return measure(bin, dir, backend, env, n, conns, duration, only, compare, without, storage)
+		}
+		scratch := scratchDatabase
+		if backend == "postgres" {
+			scratch = scratchPostgres
+		}
+		dsn, drop, err := scratch(adminDSN)
 		if err != nil {
 			return err
 		}
 		defer drop()
-		env = append(env, "PERSONNEL_DB_DRIVER=mysql", "PERSONNEL_DB_DSN="+dsn)
-	case "postgres":
-		dsn, drop, err := scratchPostgres(adminDSN)
-		if err != nil {
-			return err
-		}
-		defer drop()
-		env = append(env, "PERSONNEL_DB_DRIVER=postgres", "PERSONNEL_DB_DSN="+dsn)
+		env = append(env, "PERSONNEL_DB_DRIVER="+backend, "PERSONNEL_DB_DSN="+dsn)
 	}
 	seed := exec.Command(bin, "seed", "--count", strconv.Itoa(n), "--resource", "department")
 	seed.Env = env
@@ -164,6 +180,11 @@ func runSize(bin, dir, backend, adminDSN string, n, conns int, duration time.Dur
 	}
 	// Standard error, so that the table on standard output stays whole.
 	fmt.Fprintf(os.Stderr, "%s: %s", backend, out)
+	return measure(bin, dir, backend, env, n, conns, duration, only, compare, without, storage)
+}
+
+// measure runs the scenarios against the database env names, seeded.
+func measure(bin, dir, backend string, env []string, n, conns int, duration time.Duration, only string, compare []string, without string, storage bool) error {
 	if storage {
 		st := exec.Command(bin, "storage")
 		st.Env = env
