@@ -336,8 +336,11 @@ type Maintenance struct {
 }
 
 // pruneEvery is how often a replica prunes the audit trail and the change
-// feed (a small batch at a time).
-const pruneEvery = time.Minute
+// feed (a small batch at a time). Retentions are counted in days, and a
+// round reads every entry of the feed that is older than its retention
+// (each record's latest is kept for ever, so after a while that is most
+// of the feed), so rounds are hourly, not at every heartbeat.
+const pruneEvery = time.Hour
 
 // Start records this process as a running replica and starts its
 // heartbeat, which also reads every structure's state again, rebuilds what
@@ -419,8 +422,17 @@ func (d *DB) Start(ctx context.Context, m Maintenance) error {
 }
 
 // prune prunes the audit trail and the change feed as m says, logging
-// what it could not do.
+// what it could not do; while another replica prunes, it leaves the round
+// to it.
 func (d *DB) prune(ctx context.Context, m Maintenance) {
+	if m.AuditRetention <= 0 && m.ChangesRetention <= 0 {
+		return
+	}
+	release, ok, err := d.tryLock(ctx, "prune")
+	if err != nil || !ok {
+		return
+	}
+	defer release()
 	if m.AuditRetention > 0 {
 		if n, err := d.PruneAudit(ctx, m.AuditRetention); err != nil && ctx.Err() == nil {
 			slog.Warn("pruning the audit trail", "error", err)
