@@ -274,18 +274,69 @@ func (s *Service) identify(byJWT gin.HandlerFunc) gin.HandlerFunc {
 // ASCII only, so that no other character (the Kelvin sign, say) passes
 // for a letter of it.
 func splitAuthorization(h string) (scheme, cred string) {
-	isSpace := func(r rune) bool { return r == ' ' || r == '\t' }
-	f := strings.FieldsFunc(h, isSpace)
-	if len(f) != 2 {
+	// Scanned byte by byte, which finds the same words as splitting on
+	// runes: no byte of a multi-byte character is a space or a tab. Every
+	// request passes here, so nothing is allocated for the usual schemes.
+	var words [2]string
+	n := 0
+	for i := 0; i < len(h); {
+		if h[i] == ' ' || h[i] == '\t' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(h) && h[j] != ' ' && h[j] != '\t' {
+			j++
+		}
+		if n == len(words) {
+			return "", ""
+		}
+		words[n] = h[i:j]
+		n++
+		i = j
+	}
+	if n != 2 {
 		return "", ""
 	}
-	b := []byte(f[0])
+	return lowerASCII(words[0]), words[1]
+}
+
+// knownSchemes are the scheme words lowerASCII answers without
+// allocating.
+var knownSchemes = []string{SchemeJWT, "bearer", SchemeToken, SchemeBasic}
+
+// lowerASCII lowers s's ASCII letters only.
+func lowerASCII(s string) string {
+	for _, k := range knownSchemes {
+		if equalFoldASCII(s, k) {
+			return k
+		}
+	}
+	b := []byte(s)
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
 			b[i] = c + 'a' - 'A'
 		}
 	}
-	return string(b), f[1]
+	return string(b)
+}
+
+// equalFoldASCII reports whether s is lower (all lower case) with its
+// ASCII letters in any case.
+func equalFoldASCII(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // verify lets gin-jwt parse and check a token the first time it is seen,

@@ -326,8 +326,8 @@ func (t *Table) deletePairs(ctx context.Context, tx Tx, r record.Row) error {
 // without them): one statement for each refs field (on MySQL and SQLite,
 // one for each thousand rows).
 func (t *Table) LoadRefs(ctx context.Context, tx Tx, rows []record.Row) error {
-	if len(rows) == 0 {
-		return nil
+	if len(rows) == 0 || !slices.ContainsFunc(t.refs, func(rf *refField) bool { return rf.pairs != "" }) {
+		return nil // nothing to read: a read by id of most resources
 	}
 	var ids []int64
 	at := make(map[int64]int, len(rows))

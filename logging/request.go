@@ -28,16 +28,32 @@ func LogRequest(ctx context.Context, l *slog.Logger, level slog.Level, r Request
 		return
 	}
 	rec := slog.NewRecord(time.Now(), level, "request", 0)
-	rec.AddAttrs(slog.String("method", r.Method), slog.String("route", r.Route))
+	var attrs [9]slog.Attr
+	n := 0
+	add := func(a slog.Attr) { attrs[n] = a; n++ }
+	add(slog.String("method", r.Method))
+	add(slog.String("route", r.Route))
 	if r.ID != "" {
-		rec.AddAttrs(slog.String("id", r.ID))
+		add(slog.String("id", r.ID))
 	}
-	rec.AddAttrs(slog.Int("status", r.Status), slog.Float64("latency_ms", float64(r.Latency.Microseconds())/1000),
-		slog.Int("bytes", r.Bytes), slog.String("user", r.User), slog.String("client", r.Client))
+	add(slog.Int("status", r.Status))
+	add(slog.Float64("latency_ms", float64(r.Latency.Microseconds())/1000))
+	add(slog.Int("bytes", r.Bytes))
+	add(slog.String("user", r.User))
+	add(slog.String("client", r.Client))
 	h := l.Handler()
-	if rh, ok := h.(requestIDHandler); ok && rh.held != nil && level < slog.LevelWarn && !securityRecord(r.Status) {
-		h = requestIDHandler{Handler: rh.held}
+	if rh, ok := h.(requestIDHandler); ok {
+		// The request id is added here, with the other attributes, as
+		// rh.Handle would add it: the record then grows once, not twice.
+		if id := RequestID(ctx); id != "" {
+			add(slog.String("request_id", id))
+		}
+		h = rh.Handler
+		if rh.held != nil && level < slog.LevelWarn && !securityRecord(r.Status) {
+			h = rh.held
+		}
 	}
+	rec.AddAttrs(attrs[:n]...)
 	_ = h.Handle(ctx, rec) // as slog does, a line that cannot be written is dropped
 }
 

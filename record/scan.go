@@ -15,18 +15,31 @@ type Scanner struct {
 	// stored field.
 	Dest   []any
 	id     int64
-	fields []int // the field of each destination after the id
-	n      int   // fields in all
+	cells  []cell // the destinations after the id
+	fields []int  // the field of each destination after the id
+	n      int    // fields in all
 }
 
-type (
-	nullText struct{ v Value }
-	nullInt  struct{ v Value }
-)
+// cell is the scan destination of one stored field: integer cells take
+// integers, parent and ref ids and booleans, the others text, choices and
+// dates. A scanner's cells are one slice, so that a query's scanner is a
+// few allocations however many fields the resource has.
+type cell struct {
+	v       Value
+	integer bool
+}
 
-// Scan implements sql.Scanner for text, choices and (on MySQL and
-// PostgreSQL, where they arrive as times) dates.
-func (n *nullText) Scan(src any) error {
+// Scan implements sql.Scanner.
+func (n *cell) Scan(src any) error {
+	if n.integer {
+		return n.scanInt(src)
+	}
+	return n.scanText(src)
+}
+
+// scanText reads text, choices and (on MySQL and PostgreSQL, where they
+// arrive as times) dates.
+func (n *cell) scanText(src any) error {
 	switch s := src.(type) {
 	case nil:
 		n.v = Value{}
@@ -42,9 +55,8 @@ func (n *nullText) Scan(src any) error {
 	return nil
 }
 
-// Scan implements sql.Scanner for integers, parent and ref ids, and
-// booleans.
-func (n *nullInt) Scan(src any) error {
+// scanInt reads integers, parent and ref ids, and booleans.
+func (n *cell) scanInt(src any) error {
 	switch s := src.(type) {
 	case nil:
 		n.v = Value{}
@@ -71,17 +83,21 @@ var errScan = errors.New("record: unexpected column type")
 
 // NewScanner returns a scanner for rows of fs; it may be reused.
 func NewScanner(fs Fields) *Scanner {
-	sc := &Scanner{Dest: []any{nil}, n: len(fs.List)}
+	stored := 0
+	for _, f := range fs.List {
+		if f.Stored() {
+			stored++
+		}
+	}
+	sc := &Scanner{Dest: make([]any, 1, 1+stored), cells: make([]cell, stored), fields: make([]int, 0, stored), n: len(fs.List)}
 	sc.Dest[0] = &sc.id
 	for i, f := range fs.List {
-		switch {
-		case !f.Stored():
+		if !f.Stored() {
 			continue
-		case f.Kind == KindInteger || f.Kind == KindParent || f.Kind == KindRef || f.Kind == KindBoolean:
-			sc.Dest = append(sc.Dest, &nullInt{})
-		default:
-			sc.Dest = append(sc.Dest, &nullText{})
 		}
+		c := &sc.cells[len(sc.fields)]
+		c.integer = f.Kind == KindInteger || f.Kind == KindParent || f.Kind == KindRef || f.Kind == KindBoolean
+		sc.Dest = append(sc.Dest, c)
 		sc.fields = append(sc.fields, i)
 	}
 	return sc
@@ -90,13 +106,8 @@ func NewScanner(fs Fields) *Scanner {
 // Row returns the row last scanned.
 func (sc *Scanner) Row() Row {
 	row := Row{ID: int(sc.id), Values: make([]Value, sc.n)}
-	for k, d := range sc.Dest[1:] {
-		switch v := d.(type) {
-		case *nullText:
-			row.Values[sc.fields[k]] = v.v
-		case *nullInt:
-			row.Values[sc.fields[k]] = v.v
-		}
+	for k := range sc.cells {
+		row.Values[sc.fields[k]] = sc.cells[k].v
 	}
 	return row
 }

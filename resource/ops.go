@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -324,7 +325,11 @@ func (r *Resource) handleRead(c *gin.Context) error {
 	if !ok {
 		return apierror.NotFoundError()
 	}
-	expand, err := r.parseExpand(c.Request.URL.Query())
+	var query url.Values // none, most often: not even a map to make
+	if c.Request.URL.RawQuery != "" {
+		query = c.Request.URL.Query()
+	}
+	expand, err := r.parseExpand(query)
 	if err != nil {
 		return err
 	}
@@ -338,9 +343,30 @@ func (r *Resource) handleRead(c *gin.Context) error {
 	}
 	// The tag of the record's state, expanded or not: If-Match compares
 	// it with the record's.
-	c.Header("ETag", r.ETag(row))
-	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row, ex))
+	setETag(c, r.ETag(row))
+	writeJSON(c, http.StatusOK, r.appendRecord(make([]byte, 0, 128), row, ex))
 	return nil
+}
+
+// setETag sets the answer's ETag header, under the key net/http
+// canonicalises it to ("Etag"): Header.Set would make that string anew
+// for every answer.
+func setETag(c *gin.Context, tag string) { c.Writer.Header()["Etag"] = []string{tag} }
+
+// jsonContentType is the Content-Type of JSON answers, one slice shared by
+// every answer (net/http only reads it), so that writing it allocates
+// nothing.
+var jsonContentType = []string{"application/json"}
+
+// writeJSON answers status with body, a JSON document: gin's c.Data
+// without the slice it makes for the Content-Type of every answer.
+func writeJSON(c *gin.Context, status int, body []byte) {
+	h := c.Writer.Header()
+	if len(h["Content-Type"]) == 0 {
+		h["Content-Type"] = jsonContentType
+	}
+	c.Status(status)
+	_, _ = c.Writer.Write(body)
 }
 
 func (r *Resource) handleCreate(c *gin.Context) error {
@@ -356,7 +382,7 @@ func (r *Resource) handleCreate(c *gin.Context) error {
 		return err
 	}
 	c.Header("Location", r.opts.Links.Record(c.Request, row.ID))
-	c.Header("ETag", r.ETag(row))
+	setETag(c, r.ETag(row))
 	c.Data(http.StatusCreated, "application/json", r.appendRecord(make([]byte, 0, 128), row, nil))
 	return nil
 }
@@ -379,7 +405,7 @@ func (r *Resource) update(c *gin.Context, mode Mode) error {
 	if err != nil {
 		return err
 	}
-	c.Header("ETag", r.ETag(row))
+	setETag(c, r.ETag(row))
 	c.Data(http.StatusOK, "application/json", r.appendRecord(make([]byte, 0, 128), row, nil))
 	return nil
 }

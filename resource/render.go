@@ -1,8 +1,6 @@
 package resource
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -86,16 +84,33 @@ func appendURL(b []byte, u string) []byte {
 	return apierror.AppendString(b, u)
 }
 
+// FNV-1a's 64-bit offset basis and prime.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
 // ETag is the entity tag of a record's current state: a hash of every
 // field, so it changes whenever the record does, on every replica alike.
 // Code, name and parent hash as they always have, so tags handed out
 // before extra fields existed stay valid.
 func (r *Resource) ETag(row record.Row) string {
-	h := fnv.New64a()
-	var n [8]byte
+	// FNV-1a over the same bytes hash/fnv's New64a would be given, inline:
+	// the tag is computed for every record answered, and the hash.Hash
+	// interface would put the state and each string's bytes on the heap.
+	h := fnvOffset
+	write := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= fnvPrime
+		}
+	}
 	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(n[:], v)
-		h.Write(n[:])
+		for range 8 { // little-endian, as binary.LittleEndian.PutUint64
+			h ^= v & 0xff
+			h *= fnvPrime
+			v >>= 8
+		}
 	}
 	put(uint64(row.ID))
 	for i, v := range row.Values {
@@ -114,7 +129,7 @@ func (r *Resource) ETag(row record.Row) string {
 			}
 		case f.Replaced: // code and name, never null
 			put(uint64(len(v.Str)))
-			h.Write([]byte(v.Str))
+			write(v.Str)
 		case !v.Valid:
 			put(0)
 		case f.Kind == record.KindInteger || f.Kind == record.KindBoolean || f.Kind == record.KindRef:
@@ -123,10 +138,13 @@ func (r *Resource) ETag(row record.Row) string {
 		default:
 			put(1)
 			put(uint64(len(v.Str)))
-			h.Write([]byte(v.Str))
+			write(v.Str)
 		}
 	}
-	return `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
+	b := make([]byte, 0, 16)
+	b = append(b, '"')
+	b = strconv.AppendUint(b, h, 36)
+	return string(append(b, '"'))
 }
 
 // Precondition is an If-Match header: nil when absent.

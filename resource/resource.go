@@ -20,6 +20,7 @@ package resource
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -132,6 +133,9 @@ type Resource struct {
 	counts *countCache
 	// msgCodeExists is DRF's message for a duplicate code.
 	msgCodeExists string
+	// scanners are record.Scanners of fields, kept between queries: a
+	// read by id would otherwise make one, and its destinations, each time.
+	scanners sync.Pool
 }
 
 // Register serves the resource desc on reg's router: the operations of
@@ -156,6 +160,7 @@ func Register(reg *Registry, desc config.Resource) *Resource {
 func newResource(desc config.Resource, d *db.DB, opts Options) *Resource {
 	r := &Resource{desc: desc, db: d, opts: opts, fields: record.New(desc), counts: &countCache{}, crossCounts: &crossCountCache{}}
 	r.keys = newKeys(r.fields)
+	r.scanners.New = func() any { return record.NewScanner(r.fields) }
 	r.targets = newTargets(desc, r.fields, opts.Resources)
 	r.params = append(newParams(r.fields), r.refParams()...)
 	r.sortable = map[string]int{"id": -1}

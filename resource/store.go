@@ -50,7 +50,8 @@ func (r *Resource) query(ctx context.Context, tx db.Tx, query string, args ...an
 		return nil, err
 	}
 	defer rs.Close()
-	sc := record.NewScanner(r.fields)
+	sc := r.scanners.Get().(*record.Scanner)
+	defer r.scanners.Put(sc)
 	var rows []record.Row
 	for rs.Next() {
 		if err := rs.Scan(sc.Dest...); err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,11 +25,46 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+
+	// series are the request counter and latency histogram of each label
+	// set met so far: looked up by the labels' own strings, without the
+	// hashing, the label checks and the status's formatting that
+	// WithLabelValues does for every request. Label values come from
+	// fixed sets, so the map stays small.
+	mu     sync.RWMutex
+	series map[seriesKey]series
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// seriesOf returns the counter and histogram of a route, method and status.
+func (m *metrics) seriesOf(route, method string, status int) series {
+	k := seriesKey{route, method, status}
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = series{m.requests.WithLabelValues(route, method, strconv.Itoa(status)), m.latency.WithLabelValues(route, method)}
+	m.mu.Lock()
+	m.series[k] = s
+	m.mu.Unlock()
+	return s
 }
 
 func newMetrics(d *db.DB, rs *routes, version, revision string) *metrics {
 	m := &metrics{
 		routes:   rs,
+		series:   map[seriesKey]series{},
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "personnel_http_requests_total",
@@ -66,9 +102,9 @@ func (m *metrics) middleware() gin.HandlerFunc {
 		defer m.inFlight.Dec()
 		start := time.Now()
 		c.Next()
-		r, meth := m.routes.label(c), method(c)
-		m.requests.WithLabelValues(r, meth, strconv.Itoa(c.Writer.Status())).Inc()
-		m.latency.WithLabelValues(r, meth).Observe(time.Since(start).Seconds())
+		s := m.seriesOf(m.routes.label(c), method(c), c.Writer.Status())
+		s.requests.Inc()
+		s.latency.Observe(time.Since(start).Seconds())
 	}
 }
 
