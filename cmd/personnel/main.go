@@ -421,10 +421,6 @@ func rebuild(cfg *config.Config, stdout io.Writer, all bool, only func(db.Struct
 	return nil
 }
 
-// serveGCPercent is the garbage collector's target (GOGC) for serve when
-// the environment sets none.
-const serveGCPercent = 200
-
 func serve(args []string, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig("serve", "Serve the API (the default command).", args, stdout, stderr)
 	if err != nil {
@@ -432,14 +428,6 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	// Request lines still held are written however serve ends.
 	defer logging.Flush(slog.Default())
-	// The server's live heap is small and every request allocates, so at
-	// Go's default (GOGC=100) the collector runs every few hundred requests
-	// and takes a large share of the CPU a read costs. Twice the heap
-	// growth between collections halves that for a few more megabytes of
-	// memory. GOGC, when set, is the operator's choice and is kept.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
