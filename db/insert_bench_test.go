@@ -53,11 +53,7 @@ func BenchmarkInsert_PerStructure(b *testing.B) {
 					err := d.InTx(ctx, func(tx db.Tx) error {
 						ct := &countingTx{Tx: tx}
 						for range n {
-							k := seq.Add(1)
-							row := record.Row{Values: t.Fields.Defaults()}
-							row.Values[t.Fields.Code] = record.Value{Str: fmt.Sprintf("BENCH-%d", k), Valid: true}
-							row.Values[t.Fields.Name] = record.Value{Str: fmt.Sprintf("Vertrieb Köln %d", k), Valid: true}
-							row.Values[t.Fields.Parent] = record.Value{Int: int64(parent), Valid: true}
+							row := benchRow(t, fmt.Sprintf("BENCH-%d", seq.Add(1)), parent)
 							if err := t.Insert(ctx, ct, []record.Row{row}); err != nil {
 								return err
 							}
@@ -171,10 +167,7 @@ func BenchmarkInsert_AuditAndFeed(b *testing.B) {
 			k := 0
 			create := func() time.Duration {
 				k++
-				row := record.Row{Values: t.Fields.Defaults()}
-				row.Values[t.Fields.Code] = record.Value{Str: fmt.Sprintf("PAIR-%d", k), Valid: true}
-				row.Values[t.Fields.Name] = record.Value{Str: fmt.Sprintf("Vertrieb Köln %d", k), Valid: true}
-				row.Values[t.Fields.Parent] = record.Value{Int: int64(parent), Valid: true}
+				row := benchRow(t, fmt.Sprintf("PAIR-%d", k), parent)
 				start := time.Now()
 				if err := d.InTx(ctx, func(tx db.Tx) error { return t.Insert(ctx, tx, []record.Row{row}) }); err != nil {
 					b.Fatal(err)
@@ -201,4 +194,14 @@ func BenchmarkInsert_AuditAndFeed(b *testing.B) {
 			b.ReportMetric(float64(with)/float64(without), "with/without")
 		})
 	}
+}
+
+// benchRow is a record of t to create in a benchmark: code, a name with
+// a word of a non-ASCII alphabet, under parent.
+func benchRow(t *db.Table, code string, parent int) record.Row {
+	row := record.Row{Values: t.Fields.Defaults()}
+	row.Values[t.Fields.Code] = record.Value{Str: code, Valid: true}
+	row.Values[t.Fields.Name] = record.Value{Str: "Vertrieb Köln " + code, Valid: true}
+	row.Values[t.Fields.Parent] = record.Value{Int: int64(parent), Valid: true}
+	return row
 }
