@@ -71,6 +71,8 @@ type DB struct {
 	killer *stdsql.DB
 	// feed wakes the readers of change feeds who wait for a change.
 	feed feedWatch
+	// feedPruning is where pruning the feed has got to.
+	feedPruning feedPruning
 	// closed is set by Close.
 	closed atomic.Bool
 }

@@ -342,53 +342,165 @@ func (d *DB) Sequence(ctx context.Context) error {
 	}
 }
 
+// feedPruning is where this replica's pruning of the feed has got to, so
+// that a round reads what was numbered since the one before, not the
+// whole feed: at a million entries a whole read took seconds each round.
+// It is the replica's own: replicas prune in turn (a lock), and each
+// starts with a round over everything old enough, so marks never need to
+// agree between them.
+type feedPruning struct {
+	mu sync.Mutex
+	// begun is set by the first round.
+	begun bool
+	// aged: every entry numbered up to aged was older than a round's
+	// retention and read by it, so is pruned or was then the latest of its
+	// record (an upsert kept for consumers that start from nothing).
+	aged int64
+	// seen is the highest number a round has read for what it supersedes.
+	seen int64
+}
+
 // PruneChanges deletes the feed's entries older than retention that a
-// later entry of the same record supersedes, then its deletions older than
+// later entry of the same record supersedes, and its deletions older than
 // retention, moving each table's horizon past them; a batch per
 // transaction. It returns how many entries it deleted.
+//
+// A round reads two stretches of the feed, both in number order: the
+// entries numbered since the last round, whose records' kept entries
+// behind aged they supersede; then the entries after aged, as long as
+// they are older than retention. Numbers follow commits (the sequencer),
+// and an entry is written at most a write's deadline before it commits,
+// which retention (a day at least) far exceeds, so an entry numbered
+// after a round's first stretch is not old enough for its second.
 func (d *DB) PruneChanges(ctx context.Context, retention time.Duration) (int, error) {
+	p := &d.feedPruning
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	before := time.Now().Add(-retention).UnixMilli()
-	names := Names{"change": FeedTable, "horizon": FeedHorizonTable}
-	superseded := d.Render(`SELECT c.id FROM {change} AS c
-WHERE c.seq IS NOT NULL AND c.at < ? AND EXISTS (
-  SELECT 1 FROM {change} AS l WHERE l.table_name = c.table_name AND l.record_id = c.record_id AND l.seq > c.seq)
-ORDER BY c.id LIMIT ?`, names)
-	deletions := d.Render("SELECT id, table_name, seq FROM {change} WHERE deleted = ? AND seq IS NOT NULL AND at < ? ORDER BY seq LIMIT ?", names)
+	names := Names{"change": FeedTable}
 	total := 0
-	for {
-		list, err := queryInts(ctx, d.Reader(), superseded, before, pruneBatch)
+	if !p.begun {
+		// The first round reads every entry old enough, superseded or not.
+		if err := scanOne(d.Reader().Query(ctx, d.Render("SELECT COALESCE(MAX(seq), 0) FROM {change}", names)))(&p.seen); err != nil {
+			return 0, err
+		}
+		p.begun = true
+	} else {
+		n, err := d.pruneSuperseded(ctx)
+		total += n
 		if err != nil {
 			return total, err
 		}
-		if len(list) == 0 {
-			break
-		}
-		if err := d.deleteChanges(ctx, list, nil); err != nil {
-			return total, err
-		}
-		total += len(list)
 	}
+	n, err := d.pruneAged(ctx, before)
+	return total + n, err
+}
+
+// pruneSuperseded deletes the kept entries behind aged whose records have
+// an entry numbered since the last round, and moves seen past those.
+func (d *DB) pruneSuperseded(ctx context.Context) (int, error) {
+	p := &d.feedPruning
+	names := Names{"change": FeedTable}
+	since := d.Render("SELECT seq, table_name, record_id FROM {change} WHERE seq > ? ORDER BY seq LIMIT ?", names)
+	total := 0
 	for {
-		var list []int
-		horizon := map[string]int64{}
-		err := queryRows(ctx, d.Reader(), deletions, func(scan func(dest ...any) error) error {
-			var id int
+		records := map[string][]any{}
+		var last int64
+		var read int
+		err := queryRows(ctx, d.Reader(), since, func(scan func(dest ...any) error) error {
 			var table string
-			var seq int64
-			if err := scan(&id, &table, &seq); err != nil {
+			var record int64
+			if err := scan(&last, &table, &record); err != nil {
 				return err
 			}
-			list = append(list, id)
-			horizon[table] = max(horizon[table], seq)
+			records[table] = append(records[table], record)
+			read++
 			return nil
-		}, true, before, pruneBatch)
-		if err != nil || len(list) == 0 {
+		}, p.seen, pruneBatch)
+		if err != nil || read == 0 {
 			return total, err
 		}
-		if err := d.deleteChanges(ctx, list, horizon); err != nil {
+		var list []int
+		for table, ids := range records {
+			q := d.Render("SELECT id FROM {change} WHERE table_name = ? AND record_id IN ("+Marks(len(ids))+") AND seq <= ?", names)
+			old, err := queryInts(ctx, d.Reader(), q, append(append([]any{table}, ids...), p.aged)...)
+			if err != nil {
+				return total, err
+			}
+			list = append(list, old...)
+		}
+		if len(list) > 0 {
+			if err := d.deleteChanges(ctx, list, nil); err != nil {
+				return total, err
+			}
+			total += len(list)
+		}
+		p.seen = last
+		if read < pruneBatch {
+			return total, nil
+		}
+	}
+}
+
+// pruneAged reads the entries after aged in number order up to the first
+// one newer than before or numbered after seen: it deletes the deletions and the superseded
+// entries among them, and moves aged past them.
+func (d *DB) pruneAged(ctx context.Context, before int64) (int, error) {
+	p := &d.feedPruning
+	names := Names{"change": FeedTable}
+	next := d.Render("SELECT id, seq, table_name, deleted, at FROM {change} WHERE seq > ? ORDER BY seq LIMIT ?", names)
+	total := 0
+	for {
+		var old []any // ids of the upserts old enough, to ask which are superseded
+		var list []int
+		horizon := map[string]int64{}
+		aged, read, newer := p.aged, 0, false
+		err := queryRows(ctx, d.Reader(), next, func(scan func(dest ...any) error) error {
+			var id int
+			var seq, at int64
+			var table string
+			var deleted bool
+			if err := scan(&id, &seq, &table, &deleted, &at); err != nil {
+				return err
+			}
+			read++
+			// Past seen, an entry may supersede kept entries behind aged
+			// that the next round's first stretch would not see again.
+			if newer || at >= before || seq > p.seen {
+				newer = true
+				return nil
+			}
+			aged = seq
+			if deleted {
+				list = append(list, id)
+				horizon[table] = max(horizon[table], seq)
+			} else {
+				old = append(old, id)
+			}
+			return nil
+		}, p.aged, pruneBatch)
+		if err != nil {
 			return total, err
 		}
-		total += len(list)
+		if len(old) > 0 {
+			q := d.Render(`SELECT c.id FROM {change} AS c WHERE c.id IN (`+Marks(len(old))+`) AND EXISTS (
+  SELECT 1 FROM {change} AS l WHERE l.table_name = c.table_name AND l.record_id = c.record_id AND l.seq > c.seq)`, names)
+			superseded, err := queryInts(ctx, d.Reader(), q, old...)
+			if err != nil {
+				return total, err
+			}
+			list = append(list, superseded...)
+		}
+		if len(list) > 0 {
+			if err := d.deleteChanges(ctx, list, horizon); err != nil {
+				return total, err
+			}
+			total += len(list)
+		}
+		p.aged = aged
+		if newer || read < pruneBatch {
+			return total, nil
+		}
 	}
 }
 
