@@ -32,7 +32,7 @@ func (t *Table) Load(ctx context.Context, rows []record.Row) error {
 	if t.db.Postgres() {
 		return t.db.InCopyTx(ctx, func(tx *CopyTx) error { return t.insert(ctx, t.newWrite(tx, true), rows) })
 	}
-	return t.db.InTx(ctx, func(tx Tx) error { return t.insert(ctx, t.newWrite(tx, true), rows) })
+	return t.db.InTx(Alone(ctx), func(tx Tx) error { return t.insert(ctx, t.newWrite(tx, true), rows) })
 }
 
 // BulkLoad runs load, which loads many records into the table (calling

@@ -145,7 +145,11 @@ func openSQLite(ctx context.Context, path string, readers int, group bool) (*DB,
 	if readers <= 0 {
 		readers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
-	writeDB, err := stdsql.Open("sqlite", name+sep+sqlitePragmas+"&_txlock=immediate")
+	// temp_store MEMORY keeps SQLite's statement and savepoint journals
+	// (copies of the pages a statement or a batched write changes, to undo
+	// it) in memory: in a file, past a few pages, they were most of what a
+	// create wrote. Large writes run alone, with no savepoint (Alone).
+	writeDB, err := stdsql.Open("sqlite", name+sep+sqlitePragmas+"&_txlock=immediate&_pragma=temp_store(2)")
 	if err != nil {
 		return nil, err
 	}

@@ -69,9 +69,29 @@ const (
 	stateAbandoned       // the caller left (its context ended) before it ran
 )
 
+// aloneKey marks a context whose writes run in a batch of their own.
+type aloneKey struct{}
+
+// Alone marks the writes made with the returned context as large (an
+// import, a bulk create): on SQLite each runs in a transaction of its own,
+// never batched with others. A write that shares a batch runs in a
+// savepoint, and SQLite keeps a copy of every page a savepoint changes,
+// in memory (temp_store is MEMORY on the writer): for a small write a few
+// pages, for an import a large share of the database.
+func Alone(ctx context.Context) context.Context {
+	return context.WithValue(ctx, aloneKey{}, true)
+}
+
+// isAlone says whether Alone marked ctx.
+func isAlone(ctx context.Context) bool {
+	alone, _ := ctx.Value(aloneKey{}).(bool)
+	return alone
+}
+
 // writeRequest is one InTx call waiting for the writer.
 type writeRequest struct {
 	ctx   context.Context
+	alone bool // run in a batch of its own (Alone)
 	fn    func(tx *ent.Client) error
 	state atomic.Int32
 	done  chan writeResult // buffered: the writer never waits for the caller
@@ -85,7 +105,8 @@ type writeResult struct {
 }
 
 // groupCommitter is SQLite's single writer. It takes the writes waiting
-// at the moment it is free, runs each in a savepoint of one transaction,
+// at the moment it is free, runs each in a savepoint of one transaction
+// (a write alone in its batch needs none),
 // commits once (one fsync for the batch at synchronous=FULL) and only then
 // answers each. A write whose fn fails, panics, or whose caller goes away
 // meanwhile is rolled back to its savepoint alone.
@@ -144,7 +165,7 @@ func (g *groupCommitter) do(ctx context.Context, fn func(tx *ent.Client) error) 
 		return errClosed
 	default:
 	}
-	r := &writeRequest{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	r := &writeRequest{ctx: ctx, alone: isAlone(ctx), fn: fn, done: make(chan writeResult, 1)}
 	select {
 	case g.queue <- r:
 	case <-ctx.Done():
@@ -175,18 +196,26 @@ func (g *groupCommitter) do(ctx context.Context, fn func(tx *ent.Client) error) 
 func (g *groupCommitter) run() {
 	defer close(g.stopped)
 	batch := make([]*writeRequest, 0, maxBatch)
+	var next *writeRequest // taken from the queue, to run alone next
 	for {
-		var first *writeRequest
-		select {
-		case first = <-g.queue:
-		case <-g.quit:
-			return
+		first := next
+		next = nil
+		if first == nil {
+			select {
+			case first = <-g.queue:
+			case <-g.quit:
+				return
+			}
 		}
 		batch = append(batch[:0], first)
 	gather:
-		for len(batch) < maxBatch {
+		for len(batch) < maxBatch && !first.alone {
 			select {
 			case r := <-g.queue:
+				if r.alone {
+					next = r
+					break gather
+				}
 				batch = append(batch, r)
 			default:
 				break gather
@@ -237,6 +266,10 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 		}
 		return
 	}
+	if len(live) == 1 {
+		g.runAlone(tx, live[0])
+		return
+	}
 	c := tx.Client()
 	results := make([]writeResult, len(live))
 	for i, r := range live {
@@ -269,6 +302,29 @@ func (g *groupCommitter) runBatch(batch []*writeRequest) {
 		g.committed.Add(int64(countOK(results)))
 	}
 	g.answer(live, results)
+}
+
+// runAlone runs the only write of a batch, with no savepoint: undoing it
+// is rolling the transaction back. A savepoint would have SQLite copy
+// every page the write changes into its sub-journal, which spills to a
+// temporary file past a few pages: most of a create's writes to files
+// were those copies.
+func (g *groupCommitter) runAlone(tx *ent.Tx, r *writeRequest) {
+	res := call(tx.Client(), r.fn)
+	if res.err == nil && !res.panicked {
+		if err := r.ctx.Err(); err != nil {
+			res.err = err // as runOne: nobody would hear of the write
+		}
+	}
+	if res.err != nil || res.panicked {
+		_ = tx.Rollback()
+	} else if err := tx.Commit(); err != nil {
+		res.err = err
+	} else {
+		g.commits.Add(1)
+		g.committed.Add(1)
+	}
+	r.done <- res
 }
 
 // runOne runs one write in its own savepoint and returns its answer. When

@@ -367,3 +367,92 @@ func TestInTx_SQLiteWriteThatEndsTheTransactionMakesTheOthersRunAgain(t *testing
 		t.Fatalf("records %v, want %v", got, want)
 	}
 }
+
+// A write alone in its batch runs with no savepoint: when it fails or
+// panics, rolling the transaction back undoes all of it, structures
+// included.
+func TestInTx_SQLiteAFailingWriteAloneInItsBatchLeavesNothing(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	ctx := context.Background()
+	before := d.GroupCommitStats()
+	boom := errors.New("boom")
+	if err := d.InTx(ctx, func(tx db.Tx) error { return createIndexed(ctx, d, tx, "KEPT") }); err != nil {
+		t.Fatal(err)
+	}
+	err := d.InTx(ctx, func(tx db.Tx) error {
+		if err := createIndexed(ctx, d, tx, "FAILED"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("failing write: %v, want its own error", err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "fn panicked" {
+				t.Errorf("panicking write: recovered %v, want its panic", p)
+			}
+		}()
+		_ = d.InTx(ctx, func(tx db.Tx) error {
+			if err := createIndexed(ctx, d, tx, "PANICKED"); err != nil {
+				return err
+			}
+			panic("fn panicked")
+		})
+	}()
+	if got, want := codes(t, d), []string{"KEPT"}; !slices.Equal(got, want) {
+		t.Fatalf("records %v, want %v", got, want)
+	}
+	if got := d.GroupCommitStats().Writes - before.Writes; got != 1 {
+		t.Errorf("%d writes counted as committed, want 1", got)
+	}
+	if err := d.Check(ctx); err != nil {
+		t.Fatalf("after the rolled-back writes: %v", err)
+	}
+	// The writer goes on with the next write.
+	if err := d.InTx(ctx, func(tx db.Tx) error { return createIndexed(ctx, d, tx, "AFTER") }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A write marked Alone (an import, a bulk create) is never batched with
+// others: the writes queued before it commit together, it commits on its
+// own, and those queued after it commit together after it.
+func TestInTx_SQLiteAWriteMarkedAloneCommitsInABatchOfItsOwn(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	ctx := context.Background()
+	before := d.GroupCommitStats()
+	release, held := holdWriter(t, d, "HELD")
+	names := []string{"W0", "W1", "ALONE", "W3", "W4"}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wctx := ctx
+		if name == "ALONE" {
+			wctx = db.Alone(ctx)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.InTx(wctx, func(tx db.Tx) error { return create(wctx, tx, name) })
+		}()
+		waitQueued(t, d, i+1) // queued in this order
+	}
+	release()
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatalf("held write: %v", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("write %s: %v", names[i], err)
+		}
+	}
+	if got := d.GroupCommitStats().Batches - before.Batches; got != 4 {
+		t.Fatalf("%d commits, want 4 (the held write, W0 and W1, ALONE, W3 and W4)", got)
+	}
+	if got := len(codes(t, d)); got != len(names)+1 {
+		t.Fatalf("%d records, want %d", got, len(names)+1)
+	}
+}

@@ -131,7 +131,7 @@ func pythonType(raw json.RawMessage) string {
 // does not exist) its errors are put in errs and bad is true.
 func (r *Resource) BulkCreate(ctx context.Context, ins []Input, errs [][]apierror.FieldError) (rows []record.Row, bad bool, err error) {
 	codeKey := r.fields.List[r.fields.Code].Key
-	err = r.db.InTx(ctx, func(tx db.Tx) error {
+	err = r.db.InTx(db.Alone(ctx), func(tx db.Tx) error {
 		bad = false
 		for i := range errs {
 			errs[i] = nil

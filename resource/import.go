@@ -71,7 +71,7 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 	}
 	var res ImportResult
 	run := func() error {
-		return r.db.InTx(ctx, func(tx db.Tx) error {
+		return r.db.InTx(db.Alone(ctx), func(tx db.Tx) error {
 			res = ImportResult{}
 			for i := range rows {
 				rows[i].existing, rows[i].level = nil, 0
