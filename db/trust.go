@@ -123,6 +123,22 @@ func (d *DB) Trusted(ctx context.Context, table, structure string) bool {
 	return st.trusted
 }
 
+// TrustedNow is Trusted without a statement in the caller's: it reports
+// whether the structure of table is known to be trusted, and when it is
+// not, asks the database in the background (at most every trustRecheck,
+// as Trusted does), so that a later call may say yes. For a read that
+// can do without the structure and must not cost a statement more.
+func (d *DB) TrustedNow(table, structure string) bool {
+	e := d.trust.entry(table, structure)
+	if e.trusted.Load() {
+		return true
+	}
+	if time.Now().UnixNano() >= e.next.Load() {
+		go d.Trusted(context.Background(), table, structure)
+	}
+	return false
+}
+
 // refreshTrust reads every structure's state again: what a heartbeat does,
 // so that a structure a migration dropped stops answering.
 func (d *DB) refreshTrust(ctx context.Context) error {

@@ -38,6 +38,7 @@ type target struct {
 	// id and the id it refers to.
 	pairs, owner, column string
 	summary              string // the OpenAPI schema of an expanded record
+	kept                 keptTargets
 }
 
 func (t *target) code() *record.Field { return &t.fields.List[t.fields.Code] }
@@ -195,7 +196,9 @@ func (r *Resource) msgExpand(name string) string {
 }
 
 // expand reads the records fields refer to from rows, rendered as
-// ?expand= shows them.
+// ?expand= shows them: one statement, as readTargets's, which reads again
+// only the records not kept (keptTargets) while the target's change
+// number is the one they were kept at.
 func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) (expansion, error) {
 	if len(fields) == 0 || len(rows) == 0 {
 		return nil, nil
@@ -204,14 +207,188 @@ func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) 
 	for _, i := range fields {
 		ex[i] = map[int64][]byte{}
 	}
-	err := r.readTargets(ctx, fields, rows, func(field int, id int64, code, name string) {
+	render := func(field int, id int64, code, name string) {
 		t := r.targets[field]
-		b := strconv.AppendInt([]byte(`{"id":`), id, 10)
-		b = apierror.AppendString(append(b, `,"`+t.code().Key+`":`...), code)
-		b = apierror.AppendString(append(b, `,"`+t.name().Key+`":`...), name)
+		b := make([]byte, 0, len(`{"id":,"":"","":""}`)+20+len(t.code().Key)+len(t.name().Key)+len(code)+len(name))
+		b = strconv.AppendInt(append(b, `{"id":`...), id, 10)
+		b = apierror.AppendString(append(append(append(b, `,"`...), t.code().Key...), `":`...), code)
+		b = apierror.AppendString(append(append(append(b, `,"`...), t.name().Key...), `":`...), name)
 		ex[field][id] = append(b, '}')
+	}
+	plans, ok := r.planExpand(fields, rows)
+	if !ok {
+		return ex, r.readTargets(ctx, fields, rows, render)
+	}
+	q := r.newSQL()
+	for k := range plans {
+		r.expandSQL(q, &plans[k])
+	}
+	changes := map[int]int64{}
+	err := r.readTargetRows(ctx, q, func(field int, id int64, code, name string) {
+		if field < 0 {
+			changes[-1-field] = id // the number row: its change number
+			return
+		}
+		render(field, id, code, name)
 	})
-	return ex, err
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		n, read := changes[p.field], ex[p.field]
+		if p.has && n == p.changes {
+			// Nothing written since they were kept: the kept records
+			// are the records, and only the others were read.
+			for id, obj := range p.kept {
+				read[id] = obj
+			}
+		}
+		r.targets[p.field].kept.put(n, read)
+	}
+	return ex, nil
+}
+
+// keptTargets holds, for a reference field, the records ?expand= rendered
+// for it, with the change number of their table they were read at
+// (db.Table.ChangeNumber): while a statement reads the same number, no
+// write has touched that table since, and they are what a read would
+// find. A number that differs replaces them all.
+type keptTargets struct {
+	mu      sync.Mutex
+	changes int64
+	has     bool
+	m       map[int64][]byte
+}
+
+// maxKeptTargets bounds the records kept for one field.
+const maxKeptTargets = 4096
+
+// get returns those of ids kept, with the change number they were read
+// at, and the ids not kept.
+func (k *keptTargets) get(ids []int64) (kept map[int64][]byte, changes int64, has bool, missing []int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.has {
+		return nil, 0, false, ids
+	}
+	kept = make(map[int64][]byte, len(ids))
+	for _, id := range ids {
+		if obj, ok := k.m[id]; ok {
+			kept[id] = obj
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return kept, k.changes, true, missing
+}
+
+// put keeps read, read at change number n: added to those kept at n,
+// instead of those kept at an older one, and dropped when they are older
+// than those kept (change numbers only grow).
+func (k *keptTargets) put(n int64, read map[int64][]byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case k.has && n < k.changes:
+		return
+	case !k.has || n > k.changes || len(k.m)+len(read) > maxKeptTargets:
+		k.m, k.changes, k.has = make(map[int64][]byte, len(read)), n, true
+	}
+	if len(k.m)+len(read) > maxKeptTargets {
+		return
+	}
+	for id, obj := range read {
+		k.m[id] = obj
+	}
+}
+
+// expandPlan is what expand reads for one field: the ids of the page, and
+// of those the ones not kept.
+type expandPlan struct {
+	field        int
+	ids, missing []int64
+	kept         map[int64][]byte
+	changes      int64
+	has          bool
+}
+
+// planExpand returns the plan of each field, or false when one of them
+// cannot use what is kept (its table's change number not known trusted:
+// asked in the background, without a statement more in the page's; or
+// more ids than one part of readTargets's statement takes): then expand
+// reads them all, as readTargets does.
+func (r *Resource) planExpand(fields []int, rows []record.Row) ([]expandPlan, bool) {
+	plans := make([]expandPlan, 0, len(fields))
+	total := 0
+	for _, i := range fields {
+		t := r.targets[i]
+		if !r.db.TrustedNow(t.res.Table, db.CountStructure) {
+			return nil, false
+		}
+		ids := r.refIDs(i, rows)
+		if total += len(ids); len(ids) > inChunk(r.db) || total > maxExpandIDs {
+			return nil, false
+		}
+		p := expandPlan{field: i, ids: ids}
+		p.kept, p.changes, p.has, p.missing = t.kept.get(ids)
+		plans = append(plans, p)
+	}
+	return plans, true
+}
+
+// expandSQL writes, as parts of a UNION ALL, what expand reads for p: the
+// records not kept; the others too, but only when the change number is
+// not the one they were kept at (a one-row derived table, which MariaDB
+// reads while planning, and the others before they look for any record,
+// so that an unchanged table costs no look-up); and a row
+// (-1 - field, change number, ”, ”).
+func (r *Resource) expandSQL(q *db.SQL, p *expandPlan) {
+	t := r.targets[p.field]
+	union := func() {
+		if q.Len() > 0 {
+			q.Raw(" UNION ALL ")
+		}
+	}
+	sel := func(a string) {
+		q.Raw("SELECT "+strconv.Itoa(p.field)+", ").Col(a, "id").Raw(", ").Col(a, t.code().Column).Raw(", ").Col(a, t.name().Column)
+	}
+	table := r.db.Table(t.res)
+	if len(p.missing) > 0 {
+		union()
+		sel("x")
+		q.Raw(" FROM ").Ident(t.res.Table).Raw(" AS ").Ident("x").Raw(" WHERE ").Col("x", "id")
+		inList(r.db, q, p.missing)
+	}
+	if p.has && len(p.missing) < len(p.ids) {
+		union()
+		sel("x")
+		q.Raw(" FROM (SELECT ")
+		table.ChangeNumber(q).Raw(" AS ").Ident("n").Raw(" LIMIT 1) AS ").Ident("g").
+			Raw(" CROSS JOIN ").Ident(t.res.Table).Raw(" AS ").Ident("x").
+			Raw(" WHERE ").Col("g", "n").Raw(" <> ").Arg(p.changes).Raw(" AND ").Col("x", "id")
+		inList(r.db, q, p.ids)
+	}
+	union()
+	q.Raw("SELECT " + strconv.Itoa(-1-p.field) + ", ")
+	integer := "BIGINT"
+	if r.db.MySQL() {
+		integer = "SIGNED"
+	}
+	table.ChangeNumber(q.Raw("CAST(")).Raw(" AS " + integer + "), '', ''")
+}
+
+// refIDs are the ids field i refers to from rows, sorted, each once.
+func (r *Resource) refIDs(i int, rows []record.Row) []int64 {
+	var ids []int64
+	for _, row := range rows {
+		v := row.Values[i]
+		if r.fields.List[i].Kind == record.KindRefs {
+			ids = append(ids, v.IDs...)
+		} else if v.Valid {
+			ids = append(ids, v.Int)
+		}
+	}
+	return record.SortIDs(ids)
 }
 
 // readTargets calls fn with the id, code and name of every record fields
@@ -226,16 +403,7 @@ func (r *Resource) readTargets(ctx context.Context, fields []int, rows []record.
 	}
 	var parts []part
 	for _, i := range fields {
-		var ids []int64
-		for _, row := range rows {
-			v := row.Values[i]
-			if r.fields.List[i].Kind == record.KindRefs {
-				ids = append(ids, v.IDs...)
-			} else if v.Valid {
-				ids = append(ids, v.Int)
-			}
-		}
-		ids = record.SortIDs(ids)
+		ids := r.refIDs(i, rows)
 		for start := 0; start < len(ids); start += inChunk(r.db) {
 			parts = append(parts, part{i, ids[start:min(start+inChunk(r.db), len(ids))]})
 		}

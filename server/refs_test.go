@@ -433,6 +433,60 @@ func TestRef_ExpandShowsTheReferencedRecordsInEveryRead(t *testing.T) {
 	})
 }
 
+// Expand keeps the records it rendered while their table is unchanged
+// (resource/refs.go): a rename of one, or a write of another record of
+// that table, shows at once, and a read with nothing written since is
+// byte for byte the first.
+func TestRef_ExpandShowsWritesToTheTargetsAtOnce(t *testing.T) {
+	forEachRef(t, nil, func(t *testing.T, a *api, c refCase) {
+		ts := c.targets(a, "K", 3)
+		id := c.create(a, "K", 0, ts[0], ts[1])
+		filter := c.r.Fields.Code + "_icontains=" + strings.ToLower(c.code(c.r, "K", 0))
+		paths := []string{c.r.item(id) + "?expand=" + c.e.Name, c.r.query(filter + "&expand=" + c.e.Name)}
+		body := func(path string) string {
+			t.Helper()
+			resp := a.do(http.MethodGet, path, nil)
+			if resp.Status != http.StatusOK {
+				t.Fatalf("GET %s: %s", path, resp)
+			}
+			return string(resp.Body)
+		}
+		named := func(path, name string, want bool) {
+			t.Helper()
+			if got := body(path); strings.Contains(got, jsonOf(name)) != want {
+				t.Errorf("GET %s: %s, want %q in it: %v", path, got, name, want)
+			}
+		}
+		for _, path := range paths {
+			first := body(path)
+			if again := body(path); again != first {
+				t.Errorf("GET %s again, nothing written: %s, first %s", path, again, first)
+			}
+		}
+		rename := func(target int, name string) {
+			t.Helper()
+			if resp := a.do(http.MethodPatch, c.to.item(target), map[string]any{c.to.Fields.Name: name}); resp.Status != http.StatusOK {
+				t.Fatalf("rename: %s", resp)
+			}
+		}
+		rename(ts[0], "Renamed once")
+		for _, path := range paths {
+			named(path, "Renamed once", true)
+		}
+		// A write of a record not on the page, then of one on it.
+		rename(ts[2], "Not on the page")
+		for _, path := range paths {
+			named(path, "Not on the page", false)
+			named(path, "Renamed once", true)
+		}
+		rename(ts[0], "Renamed twice")
+		for _, path := range paths {
+			named(path, "Renamed twice", true)
+			named(path, "Renamed once", false)
+		}
+	})
+}
+
 // An expanded page costs one statement more, for one field expanded or
 // all of them, however many records it holds: counted, not timed.
 func TestRef_ExpandCostsOneStatementPerPage(t *testing.T) {
