@@ -523,7 +523,7 @@ func scenarios(n, root, subtree int) []scenario {
 		{fmt.Sprintf("deep_page_%d", deep), get(api + "?page=" + strconv.Itoa(deep)), nil},
 		{fmt.Sprintf("descendants_page1 (%d below)", subtree), get(api + strconv.Itoa(root) + "/descendants/"), nil},
 		{"create", func(_ *rand.Rand, seq int64) (string, string, []byte) {
-			return http.MethodPost, api, fmt.Appendf(nil, `{"dept_code":"LOAD-%d","dept_name":"Load test %d","parent_dept":%d}`, seq, seq, root)
+			return http.MethodPost, api, fmt.Appendf(nil, `{"dept_code":"LOAD-%s%d","dept_name":"Load test %d","parent_dept":%d}`, runTag, seq, seq, root)
 		}, nil},
 		{"update", func(rng *rand.Rand, seq int64) (string, string, []byte) {
 			return http.MethodPatch, api + strconv.Itoa(1+rng.IntN(n)) + "/", fmt.Appendf(nil, `{"dept_name":"Renamed %d"}`, seq)
@@ -531,6 +531,10 @@ func scenarios(n, root, subtree int) []scenario {
 		feedPages(api),
 	}
 }
+
+// runTag makes the codes of one run's creates differ from an earlier
+// run's, so that runs over one -seeded database do not collide on codes.
+var runTag = strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36*36), 36) + "-"
 
 // feedPages is the scenario of a consumer of the change feed catching up:
 // a page of 100 changes after a cursor anywhere in what the feed keeps
