@@ -21,10 +21,14 @@ type Mechanisms struct {
 	// GroupCommit: on SQLite each write commits on its own, not batched
 	// with the writes queued behind it.
 	GroupCommit bool
+	// MySQLPrepared: on MySQL, MariaDB and TiDB, reads outside a
+	// transaction have their arguments interpolated by the driver, not
+	// run as statements prepared once per connection.
+	MySQLPrepared bool
 }
 
 // MechanismNames are the names PERSONNEL_WITHOUT takes, in order.
-var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit"}
+var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit", "mysql_prepared"}
 
 // named returns the field of m that name turns off.
 func (m *Mechanisms) named(name string) (*bool, bool) {
@@ -39,6 +43,8 @@ func (m *Mechanisms) named(name string) (*bool, bool) {
 		return &m.Planner, true
 	case "group_commit":
 		return &m.GroupCommit, true
+	case "mysql_prepared":
+		return &m.MySQLPrepared, true
 	}
 	return nil, false
 }

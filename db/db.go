@@ -69,6 +69,8 @@ type DB struct {
 	stopMaintenance func()
 	// killer is MySQL's pool for killing statements whose request ended.
 	killer *stdsql.DB
+	// prepared is MySQL's statement cache; nil without it.
+	prepared *stmtCache
 	// feed wakes the readers of change feeds who wait for a change.
 	feed feedWatch
 	// feedPruning is where pruning the feed has got to.
@@ -91,7 +93,7 @@ func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
 	case config.DriverSQLite:
 		d, err = openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, !cfg.Without.GroupCommit)
 	case config.DriverMySQL:
-		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns)
+		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns, !cfg.Without.MySQLPrepared)
 	case config.DriverPostgres:
 		d, err = openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, cfg.DBTimeout)
 	default:
@@ -193,7 +195,15 @@ func openSQLite(ctx context.Context, path string, readers int, group bool) (*DB,
 	return d, nil
 }
 
-func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, error) {
+// openMySQL opens one pool over the MySQL server dsn names. With prepared,
+// the queries run outside a transaction (every read) go through the
+// statement cache (stmts.go, mysqlStmtCache): each text run more than once
+// is prepared once per connection and then runs with the binary protocol,
+// with no parsing of the text per request. Statements in a transaction,
+// writes outside one, and the texts the cache does not keep have their
+// arguments interpolated by the driver, which saves the prepare and close
+// round trips a one-off statement would cost.
+func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared bool) (*DB, error) {
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: not a valid MySQL DSN: %w", err)
@@ -206,7 +216,7 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, er
 	if mc.Timeout == 0 {
 		mc.Timeout = 5 * time.Second
 	}
-	version, err := serverVersion(ctx, mc)
+	version, maxPrepared, err := serverVersion(ctx, mc)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
 	}
@@ -247,17 +257,24 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int) (*DB, er
 		killing.killer.Close()
 		return nil, fmt.Errorf("connecting to MySQL at %s: %w", mc.Addr, err)
 	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.MySQL, sqlDB)))
+	var drv dialect.Driver = entsql.OpenDB(dialect.MySQL, sqlDB)
+	var cache *stmtCache
+	if prepared {
+		cache = mysqlStmtCache(sqlDB, conns, maxPrepared)
+		drv = newCacheDriver(dialect.MySQL, cache)
+	}
+	client := ent.NewClient(ent.Driver(drv))
 	return &DB{
-		Dialect: dialect.MySQL,
-		Flavor:  flavor,
-		Version: version,
-		server:  server,
-		read:    client,
-		write:   client,
-		readDB:  sqlDB,
-		writeDB: sqlDB,
-		killer:  killing.killer,
+		Dialect:  dialect.MySQL,
+		Flavor:   flavor,
+		Version:  version,
+		server:   server,
+		read:     client,
+		write:    client,
+		readDB:   sqlDB,
+		writeDB:  sqlDB,
+		killer:   killing.killer,
+		prepared: cache,
 	}, nil
 }
 
@@ -274,18 +291,25 @@ func mysqlFlavor(version string) string {
 	return config.FlavorMySQL
 }
 
-// serverVersion asks the server for its version on a connection of its
-// own: what to set on every connection depends on the answer.
-func serverVersion(ctx context.Context, mc *mysql.Config) (string, error) {
+// serverVersion asks the server for its version, and for how many
+// prepared statements it allows in all (max_prepared_stmt_count), on a
+// connection of its own: what to set on every connection depends on the
+// answers.
+func serverVersion(ctx context.Context, mc *mysql.Config) (version string, maxPrepared int, err error) {
 	connector, err := mysql.NewConnector(mc)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	probe := stdsql.OpenDB(connector)
 	defer probe.Close()
-	var version string
-	err = probe.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version)
-	return version, err
+	if err := probe.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return "", 0, err
+	}
+	// A server without the variable is given none to prepare.
+	if probe.QueryRowContext(ctx, "SELECT @@max_prepared_stmt_count").Scan(&maxPrepared) != nil {
+		maxPrepared = 0
+	}
+	return version, maxPrepared, nil
 }
 
 // Read returns the client for queries outside a transaction.

@@ -46,3 +46,16 @@ func KeepOnly(t *Table, names ...string) (restore func()) {
 // FeedPageQuery is the statement a page of a table's feed is read with;
 // its arguments are the table, the cursor and how many.
 func FeedPageQuery(d *DB) string { return d.feedPageQuery() }
+
+// PreparedStmts returns how many statements d's MySQL statement cache
+// keeps, and how many it keeps at most (per connection of the pool); -1,
+// -1 when d has no such cache.
+func PreparedStmts(d *DB) (kept, limit int) {
+	c := d.prepared
+	if c == nil {
+		return -1, -1
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.stmts), c.limit
+}

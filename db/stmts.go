@@ -3,10 +3,12 @@ package db
 import (
 	"context"
 	stdsql "database/sql"
+	"errors"
 	"sync"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/go-sql-driver/mysql"
 )
 
 // Statement cache bounds: texts longer than maxCachedQuery (bulk inserts)
@@ -17,12 +19,58 @@ const (
 )
 
 // stmtCache prepares each distinct SQL text once and keeps it. SQLite
-// spends about as long parsing a short query as running it; database/sql
-// re-prepares a kept statement on each pool connection as needed.
+// spends about as long parsing a short query as running it, and MySQL runs
+// a prepared statement with the binary protocol and no parsing;
+// database/sql re-prepares a kept statement on each pool connection as
+// needed, and closes a connection's statements with the connection.
+//
+// A kept statement exists at most once on each connection, so a pool
+// holds at most limit statements per connection on the server.
 type stmtCache struct {
 	db    *stdsql.DB
+	limit int
 	mu    sync.RWMutex
 	stmts map[string]*stdsql.Stmt
+	// mysql: the cache is MySQL's (mysqlStmtCache), whose texts are
+	// prepared only for queries outside a transaction, from their second
+	// run on, and are run plainly when the server refuses to prepare them.
+	mysql bool
+	// seen are the texts run once and not prepared yet (mysql only):
+	// a text run once (a bulk insert's, a one-off search's) would
+	// otherwise take a place in the cache that a read by id needs.
+	seen map[string]struct{}
+	// refused are the texts the server would not prepare (mysql only):
+	// they run plainly from then on, without a prepare tried each time.
+	refused map[string]struct{}
+}
+
+// mysqlStmtCache returns the statement cache of a MySQL pool of conns
+// connections whose server allows maxPrepared statements in all (its
+// max_prepared_stmt_count; negative when unlimited, as on TiDB). A
+// replica keeps at most a quarter of them, the rest being for other
+// replicas and clients; when the server runs out all the same, the
+// statements run plainly (errMaxPrepared).
+func mysqlStmtCache(db *stdsql.DB, conns, maxPrepared int) *stmtCache {
+	limit := mysqlMaxCachedStmts
+	if maxPrepared >= 0 {
+		limit = min(limit, maxPrepared/(4*max(conns, 1)))
+	}
+	return &stmtCache{db: db, limit: limit, stmts: map[string]*stdsql.Stmt{}, mysql: true,
+		seen: map[string]struct{}{}, refused: map[string]struct{}{}}
+}
+
+// mysqlMaxCachedStmts bounds the statements a MySQL pool keeps per
+// connection: far more than the distinct texts of the reads a busy
+// service repeats, far fewer than a server's max_prepared_stmt_count.
+const mysqlMaxCachedStmts = 256
+
+// errMaxPrepared reports whether err is MySQL's refusal to prepare one
+// more statement (max_prepared_stmt_count reached, by any client). It can
+// only come from the prepare, before the statement ran, so the statement
+// may then run plainly.
+func errMaxPrepared(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1461 // ER_MAX_PREPARED_STMT_COUNT_REACHED
 }
 
 // get returns the prepared statement of query, preparing it when prepare
@@ -35,25 +83,59 @@ func (c *stmtCache) get(ctx context.Context, query string, prepare bool) *stdsql
 	}
 	c.mu.RLock()
 	st := c.stmts[query]
+	full := len(c.stmts) >= c.limit
 	c.mu.RUnlock()
-	if st != nil || !prepare {
+	if st != nil || !prepare || full {
 		return st
+	}
+	if c.mysql && !c.secondRun(query) {
+		return nil
 	}
 	// Prepared without holding the lock: preparing waits for a connection
 	// of the pool, which (SQLite's writer) a batch may hold while its
 	// statements look in the cache.
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
+		// The server's answer, not a lost connection, nor a shortage of
+		// statements that may pass.
+		var refusal *mysql.MySQLError
+		if c.mysql && errors.As(err, &refusal) && !errMaxPrepared(err) {
+			c.mu.Lock()
+			if len(c.refused) < maxCachedStmts {
+				c.refused[query] = struct{}{}
+			}
+			c.mu.Unlock()
+		}
 		return nil // let the plain call report the error
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if have := c.stmts[query]; have != nil || len(c.stmts) >= maxCachedStmts {
+	if have := c.stmts[query]; have != nil || len(c.stmts) >= c.limit {
 		st.Close()
 		return have
 	}
 	c.stmts[query] = st
 	return st
+}
+
+// secondRun reports whether query is to be prepared now: it was run
+// before and the server has not refused it. It remembers a text run for
+// the first time, forgetting them all when too many wait.
+func (c *stmtCache) secondRun(query string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, refused := c.refused[query]; refused {
+		return false
+	}
+	if _, again := c.seen[query]; again {
+		delete(c.seen, query)
+		return true
+	}
+	if len(c.seen) >= maxCachedStmts {
+		clear(c.seen)
+	}
+	c.seen[query] = struct{}{}
+	return false
 }
 
 func (c *stmtCache) close() {
@@ -68,16 +150,26 @@ func (c *stmtCache) close() {
 // cachedDB runs statements on the pool through the cache.
 type cachedDB struct{ c *stmtCache }
 
+// On MySQL only queries are prepared: a write outside a transaction is
+// a bulk load's or a maintenance statement's, run once.
 func (q cachedDB) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
-	if st := q.c.get(ctx, query, true); st != nil {
-		return st.ExecContext(ctx, args...)
+	if st := q.c.get(ctx, query, !q.c.mysql); st != nil {
+		res, err := st.ExecContext(ctx, args...)
+		if err == nil || !errMaxPrepared(err) {
+			return res, err
+		}
 	}
 	return q.c.db.ExecContext(ctx, query, args...)
 }
 
 func (q cachedDB) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
 	if st := q.c.get(ctx, query, true); st != nil {
-		return st.QueryContext(ctx, args...)
+		rows, err := st.QueryContext(ctx, args...)
+		if err == nil || !errMaxPrepared(err) {
+			return rows, err
+		}
+		// Not prepared on the connection it got: the server holds as
+		// many statements as it allows. Run plainly, as without the cache.
 	}
 	return q.c.db.QueryContext(ctx, query, args...)
 }
@@ -124,7 +216,10 @@ type stmtDriver struct {
 }
 
 func newStmtDriver(dialectName string, db *stdsql.DB) *stmtDriver {
-	c := &stmtCache{db: db, stmts: map[string]*stdsql.Stmt{}}
+	return newCacheDriver(dialectName, &stmtCache{db: db, limit: maxCachedStmts, stmts: map[string]*stdsql.Stmt{}})
+}
+
+func newCacheDriver(dialectName string, c *stmtCache) *stmtDriver {
 	return &stmtDriver{Conn: entsql.Conn{ExecQuerier: cachedDB{c}}, cache: c, dialect: dialectName}
 }
 
@@ -142,6 +237,12 @@ func (d *stmtDriver) BeginTx(ctx context.Context, opts *stdsql.TxOptions) (diale
 	tx, err := d.cache.db.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
+	}
+	if d.cache.mysql {
+		// Interpolated, as without the cache: a statement prepared on the
+		// transaction's connection could be refused mid-transaction, and
+		// most statements of a write run once in it.
+		return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: tx}, Tx: tx}, nil
 	}
 	return &entsql.Tx{Conn: entsql.Conn{ExecQuerier: cachedTx{tx: tx, c: d.cache}}, Tx: tx}, nil
 }

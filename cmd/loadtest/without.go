@@ -32,6 +32,8 @@ var mechanisms = []mechanism{
 	{name: "planner", off: []string{"PERSONNEL_WITHOUT=planner"},
 		scenarios: []string{"icontains_selective", "icontains_broad", "icontains_short", "icontains_broad_1_in_20_updates"}},
 	{name: "group_commit", off: []string{"PERSONNEL_WITHOUT=group_commit"}, scenarios: []string{"create", "update"}, backend: "sqlite"},
+	{name: "mysql_prepared", off: []string{"PERSONNEL_WITHOUT=mysql_prepared"},
+		scenarios: []string{"read", "list_page1", "icontains_selective", "ordering_name_desc"}, backend: "mysql"},
 	{name: "log_hold", off: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
 }
 
