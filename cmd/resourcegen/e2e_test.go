@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"personnel/db/dbtest"
 )
 
 // employeeEntry is the resource the end-to-end test adds first, exactly as
@@ -129,9 +132,11 @@ const laterEntries = `      - name: level
 // filled employees, and a hierarchical resource with references of every
 // rule, generates again, checks that the start-up migration added the new
 // columns to the filled table (with the default where there is one), and
-// runs the HTTP contract tests (the references' among them) and the
-// store's search test, which run over every compiled resource, against
-// both, and the admin UI's test of every resource's fields in a browser.
+// runs the HTTP contract tests and the store's search test, which run over
+// every compiled resource, against both on SQLite, the tests of extra
+// fields and references on every backend (references with the TiDB
+// flavour too), and the admin UI's test of every resource's fields in a
+// browser.
 func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, builds and tests a copy of the module")
@@ -179,10 +184,36 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 
 	// The contract tests, and the store's search test, which runs every
 	// plan of a search over every searched field of every resource (the
-	// extra description among them).
-	out, err = goCmd(t, dir, nil, "test", "-count=1", "-v", "-timeout", "30m", "./server/", "./resource/")
+	// extra description among them), on SQLite: the generated resources
+	// run the same generic code on every backend, and this package's
+	// caller runs that code on every backend already. The tests of what
+	// only a generated resource has, its extra fields and references, run
+	// on every backend the caller's suite runs against, and those of
+	// references again with the TiDB flavour forced on MySQL.
+	sqliteOnly := []string{"CI=false", dbtest.EnvMySQLDSN + "=", dbtest.EnvPostgresDSN + "="}
+	out, err = goCmd(t, dir, sqliteOnly, "test", "-count=1", "-v", "-timeout", "30m", "./server/", "./resource/")
 	if err != nil {
 		t.Fatalf("contract tests in the copy: %v\n%s", err, failures(out))
+	}
+	everyBackend, err := goCmd(t, dir, nil, "test", "-count=1", "-v", "-timeout", "30m", "-run", "^(TestRef_|TestExtra_)", "./server/")
+	if err != nil {
+		t.Fatalf("the tests of extra fields and references in the copy: %v\n%s", err, failures(everyBackend))
+	}
+	out += everyBackend
+	backends := []string{"sqlite"}
+	if os.Getenv(dbtest.EnvMySQLDSN) != "" {
+		backends = append(backends, "mysql")
+		tidb := []string{"CI=false", dbtest.EnvPostgresDSN + "=", dbtest.EnvMySQLFlavor + "=tidb"}
+		tidbOut, err := goCmd(t, dir, tidb, "test", "-count=1", "-v", "-timeout", "30m", "-run", "^TestRef_", "./server/")
+		if err != nil {
+			t.Fatalf("the tests of references in the copy, TiDB flavour: %v\n%s", err, failures(tidbOut))
+		}
+		if !strings.Contains(tidbOut, "--- PASS: TestRef_ADeleteRacingACreateThatRefersToItNeverLeavesADanglingReference/mysql.department ") {
+			t.Errorf("the tests of references did not run on MySQL with the TiDB flavour:\n%s", tail(tidbOut, 40))
+		}
+	}
+	if os.Getenv(dbtest.EnvPostgresDSN) != "" {
+		backends = append(backends, "postgres")
 	}
 	// Every contract test that ran for departments must have passed for
 	// the hierarchical cost centres too, on every backend, and every one
@@ -204,29 +235,31 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	if len(ran["e2e_employee"]) < len(ran["department"])/2 {
 		t.Errorf("only %d contract tests passed for employees, against %d for departments", len(ran["e2e_employee"]), len(ran["department"]))
 	}
-	for _, test := range []string{"TestExtra_ValuesAreStoredAndRenderedByType", "TestExtra_FiltersSelectByValueInBothSpellings", "TestExtra_OrderingSortsByTheFieldThenID"} {
-		if !ran["e2e_employee"][test+"/sqlite"] {
-			t.Errorf("%s did not pass for employees", test)
+	for _, backend := range backends {
+		for _, test := range []string{"TestExtra_ValuesAreStoredAndRenderedByType", "TestExtra_FiltersSelectByValueInBothSpellings", "TestExtra_OrderingSortsByTheFieldThenID"} {
+			if !ran["e2e_employee"][test+"/"+backend] {
+				t.Errorf("%s did not pass for employees on %s", test, backend)
+			}
 		}
-	}
-	for _, test := range []string{
-		"TestRef_WritesTakeIdsAndReadsShowThem/sqlite.area", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.department",
-		"TestRef_ExpandShowsTheReferencedRecordsInEveryRead/sqlite.position", "TestRef_ExpandCostsOneStatementPerPage/sqlite.area",
-		"TestRef_FiltersSelectByIdListNullAndTheTargetsCodeAndName/sqlite.department", "TestRef_UnderSelectsTheRecordsOfASubtreeAsAWalkInGoDoes/sqlite.department",
-		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.position", "TestRef_ADeleteRacingACreateThatRefersToItNeverLeavesADanglingReference/sqlite.department",
-		"TestRef_OrderingByTheIdAndByTheTargetsName/sqlite.home_area", "TestRef_TheOpenAPIDocumentTypesReferences/sqlite.area",
-		"TestRef_KeepersSeeAChangedReferenceAsAChangeOfTheField/sqlite.position", "TestRef_AChangedReferenceIsAChangeOfTheRecord/sqlite.area",
-		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.department", "TestRef_FilesCarryReferencesByTheirCodes/sqlite.area",
-	} {
-		if !ran["e2e_employee"][test] {
-			t.Errorf("%s did not pass for employees", test)
+		for _, test := range []string{
+			"TestRef_WritesTakeIdsAndReadsShowThem/%s.area", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/%s.department",
+			"TestRef_ExpandShowsTheReferencedRecordsInEveryRead/%s.position", "TestRef_ExpandCostsOneStatementPerPage/%s.area",
+			"TestRef_FiltersSelectByIdListNullAndTheTargetsCodeAndName/%s.department", "TestRef_UnderSelectsTheRecordsOfASubtreeAsAWalkInGoDoes/%s.department",
+			"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/%s.position", "TestRef_ADeleteRacingACreateThatRefersToItNeverLeavesADanglingReference/%s.department",
+			"TestRef_OrderingByTheIdAndByTheTargetsName/%s.home_area", "TestRef_TheOpenAPIDocumentTypesReferences/%s.area",
+			"TestRef_KeepersSeeAChangedReferenceAsAChangeOfTheField/%s.position", "TestRef_AChangedReferenceIsAChangeOfTheRecord/%s.area",
+			"TestRef_FilesCarryReferencesByTheirCodes/%s.department", "TestRef_FilesCarryReferencesByTheirCodes/%s.area",
+		} {
+			if test = fmt.Sprintf(test, backend); !ran["e2e_employee"][test] {
+				t.Errorf("%s did not pass for employees", test)
+			}
 		}
-	}
-	for _, test := range []string{"TestRef_ACascadeThroughAHierarchyGoesFromTheLeavesOrNotAtAll/sqlite.department",
-		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.twin",
-		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.partners"} {
-		if !ran["e2e_cost_centre"][test] {
-			t.Errorf("%s did not pass for cost centres", test)
+		for _, test := range []string{"TestRef_ACascadeThroughAHierarchyGoesFromTheLeavesOrNotAtAll/%s.department",
+			"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/%s.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/%s.twin",
+			"TestRef_FilesCarryReferencesByTheirCodes/%s.partners"} {
+			if test = fmt.Sprintf(test, backend); !ran["e2e_cost_centre"][test] {
+				t.Errorf("%s did not pass for cost centres", test)
+			}
 		}
 	}
 	t.Logf("%d contract tests passed for employees, %d for cost centres", len(ran["e2e_employee"]), len(ran["e2e_cost_centre"]))
