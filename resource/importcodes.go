@@ -12,8 +12,10 @@ import (
 )
 
 // A file gives a reference by its target's code (department_code) and a
-// list of references by codes separated by ";" (area_codes), as the
-// export writes them. The import reads every code column's codes first,
+// list of references by codes (area_codes): as a JSON array, or in a
+// cell (or a JSON string) separated by ";" as tabular.JoinList writes
+// them, a ";" or "\" within a code behind a "\". The import reads every
+// code column's codes first,
 // finds their ids with one statement per field (per 500 codes), and then
 // decodes each row's ids as the API decodes them. A code's record being
 // deleted before the import writes is caught by the write hook, as a
@@ -27,8 +29,9 @@ type codeIDs struct {
 }
 
 // cellCodes are the codes a cell of a code column gives: text (a CSV or
-// XLSX cell, or a JSON string) split on ";" for a list, or a JSON list of
-// strings. ok is false for a JSON value that is neither.
+// XLSX cell, or a JSON string) split as tabular.SplitList splits it for
+// a list, or a JSON list of strings. ok is false for a JSON value that is
+// neither.
 func cellCodes(many, isJSON bool, raw json.RawMessage, cell string) (codes []string, ok bool) {
 	if isJSON && len(raw) > 0 && raw[0] == '[' && many {
 		var items []json.RawMessage
@@ -55,7 +58,7 @@ func cellCodes(many, isJSON bool, raw json.RawMessage, cell string) (codes []str
 		}
 		return codes, true
 	}
-	for _, s := range strings.Split(cell, codeSeparator) {
+	for _, s := range tabular.SplitList(cell) {
 		if s = strings.TrimSpace(s); s != "" {
 			codes = append(codes, s)
 		}

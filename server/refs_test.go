@@ -1010,3 +1010,79 @@ func TestRef_FilesCarryReferencesByTheirCodes(t *testing.T) {
 		}
 	})
 }
+
+// fileOf is a CSV file of c.r's rows by code and name, with field c.e
+// by codes in its code column: each row is code, name, codes.
+func (c refCase) fileOf(rows ...[3]string) []byte {
+	col := c.e.Name + "_code"
+	if c.many() {
+		col += "s"
+	}
+	header := slices.DeleteFunc(c.r.fileHeader(), func(h string) bool { return h == c.e.Name })
+	out := [][]string{append(header, col)}
+	for _, r := range rows {
+		full := c.r.fileRow(r[0], r[1], "")
+		if k := slices.Index(c.r.fileHeader(), c.e.Name); k >= 0 {
+			full = slices.Delete(full, k, k+1)
+		}
+		out = append(out, append(full, r[2]))
+	}
+	return csvOf(out...)
+}
+
+// A code may hold the ";" that separates a list's codes in a cell, or
+// the "\" that escapes it: an export writes it behind a "\" in CSV and
+// XLSX, and as an element of an array in JSON, and an import of each
+// finds the same records, while codes without either keep their plain
+// "A;B" (TestRef_FilesCarryReferencesByTheirCodes).
+func TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat(t *testing.T) {
+	forEachRef(t, refCase.many, func(t *testing.T, a *api, c refCase) {
+		codes := []string{c.code(c.to, "Q;1", 0), c.code(c.to, `Q\2`, 1), c.code(c.to, `Q\;3\`, 2)}
+		ts := make([]int, len(codes))
+		for i, code := range codes {
+			ts[i] = a.create(c.to, code, "Odd "+strconv.Itoa(i), nil)
+		}
+		id := c.create(a, "Q", 0, ts...)
+		col := c.e.Name + "_codes"
+		q := c.r.Fields.Code + "=" + url.QueryEscape(c.code(c.r, "Q", 0))
+		escaped := strings.NewReplacer(`\`, `\\`, ";", `\;`)
+		var cells []string
+		for _, code := range codes { // created in id order, as exported
+			cells = append(cells, escaped.Replace(code))
+		}
+		wantCell := strings.Join(cells, ";")
+		resp := a.do(http.MethodGet, c.r.export(q+"&format=csv"), nil)
+		recs, err := csv.NewReader(bytes.NewReader(resp.Body)).ReadAll()
+		if resp.Status != http.StatusOK || err != nil || len(recs) != 2 || slices.Index(recs[0], col) < 0 {
+			t.Fatalf("export: %v: %s", err, resp)
+		}
+		if got := recs[1][slices.Index(recs[0], col)]; got != wantCell {
+			t.Fatalf("CSV: %s = %q, want %q", col, got, wantCell)
+		}
+		resp = a.do(http.MethodGet, c.r.export(q+"&format=json"), nil)
+		var objs []map[string]json.RawMessage
+		if err := json.Unmarshal(resp.Body, &objs); err != nil || len(objs) != 1 || string(objs[0][col]) != jsonOf(codes) {
+			t.Fatalf("JSON: %s = %s, want %s (%v)", col, objs, jsonOf(codes), err)
+		}
+		for _, format := range []string{"csv", "xlsx", "json"} {
+			resp := a.do(http.MethodGet, c.r.export(q+"&format="+format), nil)
+			ct := map[string]string{"csv": "text/csv", "xlsx": xlsxType, "json": "application/json"}[format]
+			if res := a.imported(c.r, "", ct, resp.Body); res.Unchanged != 1 || res.Created+res.Updated != 0 {
+				t.Fatalf("%s round trip: %+v", format, res)
+			}
+		}
+		if got := c.field(a, id); got != c.rendered(ts...) {
+			t.Fatalf("after the round trips %s = %s, want %s", c.e.Name, got, c.rendered(ts...))
+		}
+		// A new record from the escaped cell, as a person would copy it.
+		fresh := c.code(c.r, "Q", 1)
+		file := c.fileOf([3]string{fresh, "Copied", wantCell})
+		if res := a.imported(c.r, "", "text/csv", file); res.Created != 1 {
+			t.Fatalf("import of %q: %+v", wantCell, res)
+		}
+		got := a.list(c.r, c.r.Fields.Code+"="+url.QueryEscape(fresh)).Data
+		if len(got) != 1 || got[0].Extra[c.e.Name] != c.rendered(ts...) {
+			t.Fatalf("imported %+v, want %s = %s", got, c.e.Name, c.rendered(ts...))
+		}
+	})
+}

@@ -217,6 +217,7 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		"TestRef_OrderingByTheIdAndByTheTargetsName/sqlite.home_area", "TestRef_TheOpenAPIDocumentTypesReferences/sqlite.area",
 		"TestRef_KeepersSeeAChangedReferenceAsAChangeOfTheField/sqlite.position", "TestRef_AChangedReferenceIsAChangeOfTheRecord/sqlite.area",
 		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.department", "TestRef_FilesCarryReferencesByTheirCodes/sqlite.area",
+		"TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat/sqlite.area",
 	} {
 		if !ran["e2e_employee"][test] {
 			t.Errorf("%s did not pass for employees", test)
@@ -224,7 +225,7 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	}
 	for _, test := range []string{"TestRef_ACascadeThroughAHierarchyGoesFromTheLeavesOrNotAtAll/sqlite.department",
 		"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/sqlite.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/sqlite.twin",
-		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.partners"} {
+		"TestRef_FilesCarryReferencesByTheirCodes/sqlite.partners", "TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat/sqlite.partners"} {
 		if !ran["e2e_cost_centre"][test] {
 			t.Errorf("%s did not pass for cost centres", test)
 		}
