@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,9 +19,11 @@ import (
 // Export and import share one shape of file: the columns id, the code,
 // the name, the parent's code (a hierarchical resource's), then each
 // extra field by name. A reference is written as the code of the record
-// it names, under <name>_code (department_code), and a list of them as
-// codes separated by ";" under <name>_codes (area_codes), so a file
-// moves between databases whose ids differ; the import also takes the
+// it names, under <name>_code (department_code), and a list of them
+// under <name>_codes (area_codes): in CSV and XLSX one cell of codes
+// separated by ";" (tabular.JoinList: a ";" or "\" within a code behind
+// a "\"), in JSON an array of codes. So a file moves between databases
+// whose ids differ, whatever the codes hold; the import also takes the
 // ids under the field's own name, as the API does.
 
 // exportBatch is how many records one statement of an export reads: the
@@ -81,9 +82,6 @@ func (r *Resource) codedRefs() []int {
 	return out
 }
 
-// codeSeparator separates the codes of a refs field in one cell.
-const codeSeparator = ";"
-
 // refCodes are the codes of the records a batch refers to, by field and
 // id.
 type refCodes map[int]map[int64]string
@@ -106,16 +104,13 @@ func (c refCodes) cell(i int, k record.Kind, v record.Value) tabular.Cell {
 		}
 		return tabular.Cell{}
 	}
-	var b strings.Builder
+	codes := make([]string, 0, len(v.IDs))
 	for _, id := range v.IDs {
 		if code, ok := c[i][id]; ok {
-			if b.Len() > 0 {
-				b.WriteString(codeSeparator)
-			}
-			b.WriteString(code)
+			codes = append(codes, code)
 		}
 	}
-	return tabular.Cell{Kind: tabular.Text, Str: b.String()}
+	return tabular.Cell{Kind: tabular.Strings, Strs: codes}
 }
 
 // cells turns a record into the cells of a file row.

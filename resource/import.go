@@ -9,6 +9,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,7 +56,9 @@ type importRow struct {
 	parent   string // the parent's code; "" for none
 	hasPar   bool   // the file gives the parent (a parent column)
 	existing *record.Row
-	level    int // 0: its parent is not created by the file; else one more than its parent's
+	level    int        // 0: its parent is not created by the file; else one more than its parent's
+	later    []laterRef // references to records the file creates, set last (importcodes.go)
+	changed  bool       // an update of an existing record changed it
 	errs     []apierror.FieldError
 }
 
@@ -74,7 +77,7 @@ func (r *Resource) Import(ctx context.Context, file *tabular.File, opts ImportOp
 		return r.db.InTx(db.Alone(ctx), func(tx db.Tx) error {
 			res = ImportResult{}
 			for i := range rows {
-				rows[i].existing, rows[i].level = nil, 0
+				rows[i].existing, rows[i].level, rows[i].changed = nil, 0, false
 			}
 			if err := r.importIn(ctx, tx, rows, opts, &res); err != nil {
 				return err
@@ -281,12 +284,20 @@ func (r *Resource) decodeFile(ctx context.Context, file *tabular.File) ([]import
 				row.hasPar, row.parent = true, strings.TrimSpace(cell)
 			case c.byCode:
 				f := &r.fields.List[c.field]
-				v, msg := ids.value(c.field, f, file.Objects != nil, raw, cell)
-				if msg != "" {
-					row.errs = append(row.errs, apierror.FieldError{Field: f.Key, Msg: msg})
+				codes, ok := cellCodes(f.Kind == record.KindRefs, file.Objects != nil, raw, cell)
+				if !ok {
+					row.errs = append(row.errs, apierror.FieldError{Field: f.Key, Msg: "Invalid value."})
 					continue
 				}
-				m[f.Key] = v
+				refIDs, missing := ids.lookup(c.field, codes)
+				switch {
+				case missing != "" && f.To == r.desc.Name:
+					row.later = append(row.later, laterRef{field: c.field, codes: codes, ids: refIDs})
+				case missing != "":
+					row.errs = append(row.errs, apierror.FieldError{Field: f.Key, Msg: ids.noSuchCode(c.field, missing)})
+				default:
+					m[f.Key] = refJSON(f, refIDs)
+				}
 			case c.field >= 0:
 				m[r.fields.List[c.field].Key] = raw
 			}
@@ -311,6 +322,7 @@ func (r *Resource) decodeFile(ctx context.Context, file *tabular.File) ([]import
 		}
 		rows = append(rows, row)
 	}
+	r.checkLaterRefs(rows, ids)
 	return rows, rename, nil
 }
 
@@ -418,6 +430,12 @@ func (r *Resource) importIn(ctx context.Context, tx db.Tx, rows []importRow, opt
 		if opts.Progress != nil {
 			opts.Progress(res.Created+res.Updated+res.Unchanged, len(rows))
 		}
+	}
+	if r.collect(rows, res) {
+		return nil
+	}
+	if err := r.importLaterRefs(ctx, tx, rows, ids, res); err != nil {
+		return err
 	}
 	if r.collect(rows, res) {
 		return nil
@@ -572,6 +590,23 @@ func (r *Resource) importUpdate(ctx context.Context, tx db.Tx, row *importRow, i
 		}
 	}
 	changed, err := r.table.Update(ctx, tx, cur, out)
+	if err != nil {
+		return r.rowUpdateError(row, err)
+	}
+	row.changed = changed
+	if changed {
+		res.Updated++
+	} else {
+		res.Unchanged++
+	}
+	return nil
+}
+
+// rowUpdateError adds to row the error of its update that the row
+// explains (a parent too deep, a move too large, a reference to a record
+// that does not exist or to the record itself) and returns nil, or
+// returns any other error.
+func (r *Resource) rowUpdateError(row *importRow, err error) error {
 	var unknown *db.UnknownRefError
 	var self *db.SelfRefError
 	var deep *db.TooDeepError
@@ -595,14 +630,65 @@ func (r *Resource) importUpdate(ctx context.Context, tx db.Tx, row *importRow, i
 			row.errs = append(row.errs, apierror.As(e).Fields...)
 			return nil
 		}
-		return err
-	case err != nil:
+	}
+	return err
+}
+
+// importLaterRefs sets the references that name records the file
+// creates (importRow.later), now that every row's record has its id in
+// ids: one update of each such record, through the write hook. An update
+// of an existing record that changed nothing before, and changes it now,
+// counts as updated.
+func (r *Resource) importLaterRefs(ctx context.Context, tx db.Tx, rows []importRow, ids map[string]int, res *ImportResult) error {
+	var folds []string
+	for i := range rows {
+		if len(rows[i].later) > 0 {
+			folds = append(folds, rows[i].fold)
+		}
+	}
+	if len(folds) == 0 {
+		return nil
+	}
+	// As written, refs lists too: the update's before.
+	written, err := r.byCodes(ctx, tx, folds)
+	if err != nil {
 		return err
 	}
-	if changed {
-		res.Updated++
-	} else {
-		res.Unchanged++
+	for i := range rows {
+		row := &rows[i]
+		if len(row.later) == 0 {
+			continue
+		}
+		before, ok := written[row.fold]
+		if !ok {
+			return fmt.Errorf("import: the record of row %d is not there to set its references", row.line)
+		}
+		after := record.Row{ID: before.ID, Values: slices.Clone(before.Values)}
+		for _, lr := range row.later {
+			refIDs := slices.Clone(lr.ids)
+			for k, id := range refIDs {
+				if id == 0 {
+					refIDs[k] = int64(ids[foldCode(lr.codes[k])])
+				}
+			}
+			if r.fields.List[lr.field].Kind == record.KindRefs {
+				after.Values[lr.field] = record.Value{IDs: record.SortIDs(refIDs), Valid: true}
+			} else {
+				after.Values[lr.field] = record.Value{Int: refIDs[0], Valid: true}
+			}
+		}
+		changed, err := r.table.Update(ctx, tx, before, after)
+		if err != nil {
+			if err := r.rowUpdateError(row, err); err != nil {
+				return err
+			}
+			continue
+		}
+		if changed && row.existing != nil && !row.changed {
+			res.Unchanged--
+			res.Updated++
+			row.changed = true
+		}
 	}
 	return nil
 }

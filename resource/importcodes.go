@@ -7,17 +7,30 @@ import (
 	"strconv"
 	"strings"
 
+	"personnel/apierror"
 	"personnel/record"
 	"personnel/tabular"
 )
 
 // A file gives a reference by its target's code (department_code) and a
-// list of references by codes separated by ";" (area_codes), as the
-// export writes them. The import reads every code column's codes first,
-// finds their ids with one statement per field (per 500 codes), and then
-// decodes each row's ids as the API decodes them. A code's record being
-// deleted before the import writes is caught by the write hook, as a
-// wrong id in the API is.
+// list of references by codes (area_codes): as a JSON array, or in a
+// cell (or a JSON string) separated by ";" as tabular.JoinList writes
+// them, a ";" or "\" within a code behind a "\". The import reads every
+// code column's codes first, finds their ids with one statement per
+// field (per 500 codes), and then decodes each row's ids as the API
+// decodes them. A code's record being deleted before the import writes
+// is caught by the write hook, as a wrong id in the API is.
+//
+// A reference to the resource's own records may also name a record that
+// no stored record has but the same file creates: its id is known only
+// once that row is written. Such a field is left out of its row's write
+// (a create takes the field's default, an update keeps what it had) and
+// set by an update of the record once every row of the file is written
+// (importLaterRefs): in the same transaction, through the same write
+// hook, so the audit trail and the change feed end with the final value.
+// A required field may not wait (its record would be written without
+// it): a row whose required field names a record only the file creates
+// is an error. A row that names itself is refused as the API refuses it.
 
 // codeIDs are the ids of the codes a file's code columns name, by field
 // and folded code, and the target's code key by field for messages.
@@ -26,9 +39,18 @@ type codeIDs struct {
 	keys map[int]string
 }
 
+// laterRef is a reference of a row to its own resource that names a
+// code no stored record has: set once the file's rows are written.
+type laterRef struct {
+	field int
+	codes []string
+	ids   []int64 // of codes, in order; 0 for a code the file must create
+}
+
 // cellCodes are the codes a cell of a code column gives: text (a CSV or
-// XLSX cell, or a JSON string) split on ";" for a list, or a JSON list of
-// strings. ok is false for a JSON value that is neither.
+// XLSX cell, or a JSON string) split as tabular.SplitList splits it for
+// a list, or a JSON list of strings. ok is false for a JSON value that is
+// neither.
 func cellCodes(many, isJSON bool, raw json.RawMessage, cell string) (codes []string, ok bool) {
 	if isJSON && len(raw) > 0 && raw[0] == '[' && many {
 		var items []json.RawMessage
@@ -55,7 +77,7 @@ func cellCodes(many, isJSON bool, raw json.RawMessage, cell string) (codes []str
 		}
 		return codes, true
 	}
-	for _, s := range strings.Split(cell, codeSeparator) {
+	for _, s := range tabular.SplitList(cell) {
 		if s = strings.TrimSpace(s); s != "" {
 			codes = append(codes, s)
 		}
@@ -136,29 +158,69 @@ func (r *Resource) targetIDs(ctx context.Context, i int, folds []string) (map[st
 	return out, nil
 }
 
-// value is the JSON the API's decoding takes for reference field i (f)
-// given by codes in a cell, or a message in Django REST Framework's
-// words for its SlugRelatedField: a code no record has, or a value that
-// is not a code.
-func (c codeIDs) value(i int, f *record.Field, isJSON bool, raw json.RawMessage, cell string) (json.RawMessage, string) {
-	many := f.Kind == record.KindRefs
-	codes, ok := cellCodes(many, isJSON, raw, cell)
-	if !ok {
-		return nil, "Invalid value."
-	}
-	ids := make([]int64, 0, len(codes))
-	for _, code := range codes {
+// lookup returns the ids of the stored records of field i's target
+// whose codes are codes, in order, with 0 for a code no stored record
+// has; missing is the first such code ("" when every code has one).
+func (c codeIDs) lookup(i int, codes []string) (ids []int64, missing string) {
+	ids = make([]int64, len(codes))
+	for k, code := range codes {
 		id, found := c.ids[i][foldCode(code)]
-		if !found {
-			return nil, fmt.Sprintf("Object with %s=%s does not exist.", c.keys[i], code)
+		if !found && missing == "" {
+			missing = code
 		}
-		ids = append(ids, id)
+		ids[k] = id
 	}
-	if many {
-		return appendIDs(nil, ids), ""
+	return ids, missing
+}
+
+// noSuchCode is Django REST Framework's message for a SlugRelatedField
+// given code, which no record of field i's target has.
+func (c codeIDs) noSuchCode(i int, code string) string {
+	return fmt.Sprintf("Object with %s=%s does not exist.", c.keys[i], code)
+}
+
+// refJSON is the JSON the API's decoding takes for ids of reference
+// field f.
+func refJSON(f *record.Field, ids []int64) json.RawMessage {
+	if f.Kind == record.KindRefs {
+		return appendIDs(nil, ids)
 	}
 	if len(ids) == 0 {
-		return json.RawMessage("null"), ""
+		return json.RawMessage("null")
 	}
-	return strconv.AppendInt(nil, ids[0], 10), ""
+	return strconv.AppendInt(nil, ids[0], 10)
+}
+
+// checkLaterRefs gives an error to each row with a reference to a code
+// that neither a stored record nor a row of the file has, in DRF's words
+// as for any unknown code, and to each row that would have a required
+// reference wait for a record the file creates.
+func (r *Resource) checkLaterRefs(rows []importRow, ids codeIDs) {
+	inFile := map[string]bool{}
+	for i := range rows {
+		if rows[i].fold != "" {
+			inFile[rows[i].fold] = true
+		}
+	}
+	for i := range rows {
+		row := &rows[i]
+		for _, lr := range row.later {
+			f := &r.fields.List[lr.field]
+			for k, id := range lr.ids {
+				msg := ""
+				switch code := lr.codes[k]; {
+				case id != 0:
+				case !inFile[foldCode(code)]:
+					msg = ids.noSuchCode(lr.field, code)
+				case f.Required:
+					msg = fmt.Sprintf("Object with %s=%s does not exist yet: this file creates it, and a required %s must name a %s already stored.",
+						ids.keys[lr.field], code, f.Key, r.desc.Name)
+				}
+				if msg != "" {
+					row.errs = append(row.errs, apierror.FieldError{Field: f.Key, Msg: msg})
+					break
+				}
+			}
+		}
+	}
 }

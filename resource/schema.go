@@ -187,8 +187,8 @@ func (r *Resource) fileSchema() obj {
 			props[r.ParentCodeColumn()] = obj{"type": "string", "nullable": true, "description": "The parent's code; null or empty for a root."}
 		case r.codeColumn(i) != "" && f.Kind == record.KindRefs:
 			props[r.codeColumn(i)] = obj{"oneOf": []obj{{"type": "string"}, {"type": "array", "items": obj{"type": "string"}}},
-				"description": fmt.Sprintf("The codes (%s) of the %s records referred to, separated by %q (an import also takes an array of codes).",
-					r.targets[i].code().Key, f.To, codeSeparator)}
+				"description": fmt.Sprintf(`The codes (%s) of the %s records referred to: an array of codes, or (as CSV and XLSX cells hold them) one string of codes separated by ";", a ";" or "\" within a code escaped by a "\". An export writes the array.`,
+					r.targets[i].code().Key, f.To)}
 			props[f.Key] = obj{"type": "array", "items": obj{"type": "integer"},
 				"description": fmt.Sprintf("Import only, instead of %s: the ids.", r.codeColumn(i))}
 		case r.codeColumn(i) != "":

@@ -1010,3 +1010,193 @@ func TestRef_FilesCarryReferencesByTheirCodes(t *testing.T) {
 		}
 	})
 }
+
+// fileOf is a CSV file of c.r's rows by code and name, with field c.e
+// by codes in its code column: each row is code, name, codes.
+func (c refCase) fileOf(rows ...[3]string) []byte {
+	col := c.e.Name + "_code"
+	if c.many() {
+		col += "s"
+	}
+	header := slices.DeleteFunc(c.r.fileHeader(), func(h string) bool { return h == c.e.Name })
+	out := [][]string{append(header, col)}
+	for _, r := range rows {
+		full := c.r.fileRow(r[0], r[1], "")
+		if k := slices.Index(c.r.fileHeader(), c.e.Name); k >= 0 {
+			full = slices.Delete(full, k, k+1)
+		}
+		out = append(out, append(full, r[2]))
+	}
+	return csvOf(out...)
+}
+
+// A code may hold the ";" that separates a list's codes in a cell, or
+// the "\" that escapes it: an export writes it behind a "\" in CSV and
+// XLSX, and as an element of an array in JSON, and an import of each
+// finds the same records, while codes without either keep their plain
+// "A;B" (TestRef_FilesCarryReferencesByTheirCodes).
+func TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat(t *testing.T) {
+	forEachRef(t, refCase.many, func(t *testing.T, a *api, c refCase) {
+		codes := []string{c.code(c.to, "Q;1", 0), c.code(c.to, `Q\2`, 1), c.code(c.to, `Q\;3\`, 2)}
+		ts := make([]int, len(codes))
+		for i, code := range codes {
+			ts[i] = a.create(c.to, code, "Odd "+strconv.Itoa(i), nil)
+		}
+		id := c.create(a, "Q", 0, ts...)
+		col := c.e.Name + "_codes"
+		q := c.r.Fields.Code + "=" + url.QueryEscape(c.code(c.r, "Q", 0))
+		escaped := strings.NewReplacer(`\`, `\\`, ";", `\;`)
+		var cells []string
+		for _, code := range codes { // created in id order, as exported
+			cells = append(cells, escaped.Replace(code))
+		}
+		wantCell := strings.Join(cells, ";")
+		resp := a.do(http.MethodGet, c.r.export(q+"&format=csv"), nil)
+		recs, err := csv.NewReader(bytes.NewReader(resp.Body)).ReadAll()
+		if resp.Status != http.StatusOK || err != nil || len(recs) != 2 || slices.Index(recs[0], col) < 0 {
+			t.Fatalf("export: %v: %s", err, resp)
+		}
+		if got := recs[1][slices.Index(recs[0], col)]; got != wantCell {
+			t.Fatalf("CSV: %s = %q, want %q", col, got, wantCell)
+		}
+		resp = a.do(http.MethodGet, c.r.export(q+"&format=json"), nil)
+		var objs []map[string]json.RawMessage
+		if err := json.Unmarshal(resp.Body, &objs); err != nil || len(objs) != 1 || string(objs[0][col]) != jsonOf(codes) {
+			t.Fatalf("JSON: %s = %s, want %s (%v)", col, objs, jsonOf(codes), err)
+		}
+		for _, format := range []string{"csv", "xlsx", "json"} {
+			resp := a.do(http.MethodGet, c.r.export(q+"&format="+format), nil)
+			ct := map[string]string{"csv": "text/csv", "xlsx": xlsxType, "json": "application/json"}[format]
+			if res := a.imported(c.r, "", ct, resp.Body); res.Unchanged != 1 || res.Created+res.Updated != 0 {
+				t.Fatalf("%s round trip: %+v", format, res)
+			}
+		}
+		if got := c.field(a, id); got != c.rendered(ts...) {
+			t.Fatalf("after the round trips %s = %s, want %s", c.e.Name, got, c.rendered(ts...))
+		}
+		// A new record from the escaped cell, as a person would copy it.
+		fresh := c.code(c.r, "Q", 1)
+		file := c.fileOf([3]string{fresh, "Copied", wantCell})
+		if res := a.imported(c.r, "", "text/csv", file); res.Created != 1 {
+			t.Fatalf("import of %q: %+v", wantCell, res)
+		}
+		got := a.list(c.r, c.r.Fields.Code+"="+url.QueryEscape(fresh)).Data
+		if len(got) != 1 || got[0].Extra[c.e.Name] != c.rendered(ts...) {
+			t.Fatalf("imported %+v, want %s = %s", got, c.e.Name, c.rendered(ts...))
+		}
+	})
+}
+
+// ownRef selects the references of a resource to its own records.
+func ownRef(c refCase) bool { return c.to.Name == c.r.Name }
+
+// A reference to the resource's own records may name, by its code, a
+// record the same file creates, in a row above or below: one import
+// writes them all and then sets those references, so that the records
+// refer to each other by their new ids, the audit trail's and the change
+// feed's last word on each is its final value, and an existing record
+// that changes only by such a reference counts as updated.
+func TestRef_AFileMayReferToRecordsItCreates(t *testing.T) {
+	forEachRef(t, ownRef, func(t *testing.T, a *api, c refCase) {
+		stored := c.create(a, "LS", 0)
+		existing := c.create(a, "LE", 0)
+		codeA, codeB := c.code(c.r, "LA", 0), c.code(c.r, "LB", 0)
+		storedCode, existingCode := c.code(c.r, "LS", 0), c.code(c.r, "LE", 0)
+		// B, first, names A, below it, and (a list) a stored record; A
+		// names B back, in another letter case; the existing record,
+		// otherwise unchanged, names A.
+		bRefs, aRefs := codeA, strings.ToLower(codeB)
+		if c.many() {
+			bRefs = codeA + ";" + storedCode
+		}
+		file := c.fileOf([3]string{codeB, "Later B", bRefs}, [3]string{codeA, "Later A", aRefs}, [3]string{existingCode, "Referring", codeA})
+		feedStart := a.changes(c.r, "", "&limit=1000").Cursor
+		res := a.imported(c.r, "", "text/csv", file)
+		if res.Created != 2 || res.Updated != 1 || res.Unchanged != 0 || len(res.Rows) != 0 {
+			t.Fatalf("import: %+v, want 2 created and 1 updated", res)
+		}
+		idOf := func(code string) int {
+			got := a.list(c.r, c.r.Fields.Code+"="+url.QueryEscape(code)).Data
+			if len(got) != 1 {
+				t.Fatalf("%s: %d records", code, len(got))
+			}
+			return got[0].ID
+		}
+		idA, idB := idOf(codeA), idOf(codeB)
+		want := map[int]string{idB: c.rendered(idA), idA: c.rendered(idB), existing: c.rendered(idA)}
+		if c.many() {
+			want[idB] = c.rendered(idA, stored)
+		}
+		feed := a.changes(c.r, feedStart, "&limit=1000")
+		for id, w := range want {
+			if got := c.field(a, id); got != w {
+				t.Errorf("record %d: %s = %s, want %s", id, c.e.Name, got, w)
+			}
+			entries := a.audit(fmt.Sprintf("resource=%s&record_id=%d", c.r.Name, id))
+			var last bytes.Buffer
+			if len(entries) == 0 || json.Compact(&last, entries[0].Changes[c.e.Name][1]) != nil || last.String() != w {
+				t.Errorf("record %d: the newest audit entry has %s = %s, want %s", id, c.e.Name, last.String(), w)
+			}
+			var final map[string]json.RawMessage
+			for _, ch := range feed.Changes {
+				if ch.ID == id {
+					final = nil
+					_ = json.Unmarshal(ch.Record, &final)
+				}
+			}
+			last.Reset()
+			if json.Compact(&last, final[c.e.Name]) != nil || last.String() != w {
+				t.Errorf("record %d: the change feed's last change has %s = %s, want %s", id, c.e.Name, final[c.e.Name], w)
+			}
+		}
+
+		// A code neither stored nor in the file is still unknown, and
+		// the file writes nothing.
+		codeC := c.code(c.r, "LC", 0)
+		resp := a.importFile(c.r, "", "text/csv", c.fileOf([3]string{codeC, "Later C", "NOPE-" + c.e.Name}))
+		var bad importResult
+		col := c.e.Name + "_code"
+		if c.many() {
+			col += "s"
+		}
+		msg := fmt.Sprintf("Object with %s=NOPE-%s does not exist.", c.r.Fields.Code, c.e.Name)
+		if resp.Status != http.StatusBadRequest || json.Unmarshal(resp.Body, &bad) != nil || len(bad.Rows) != 1 ||
+			!slices.Equal(bad.Rows[0].Errors[col], []string{msg}) {
+			t.Fatalf("an unknown code: %s, want row 2 with %s: [%s]", resp, col, msg)
+		}
+		if got := a.codes(c.r, c.r.Fields.Code+"="+url.QueryEscape(codeC)); len(got) != 0 {
+			t.Fatalf("a refused file wrote %q", got)
+		}
+	})
+}
+
+// A row of a file that names itself is refused as the API refuses a
+// record that refers to itself, whether it creates its record or
+// updates it, and the file writes nothing.
+func TestRef_AFileRowThatNamesItselfIsRefusedAsTheAPIRefusesIt(t *testing.T) {
+	forEachRef(t, ownRef, func(t *testing.T, a *api, c refCase) {
+		col := c.e.Name + "_code"
+		if c.many() {
+			col += "s"
+		}
+		other := c.code(c.r, "NO", 0)
+		existing := c.code(c.r, "NE", 0)
+		c.create(a, "NE", 0)
+		for _, code := range []string{c.code(c.r, "NN", 0), existing} {
+			self := code
+			if c.many() {
+				self = other + ";" + code
+			}
+			resp := a.importFile(c.r, "", "text/csv", c.fileOf([3]string{other, "Other", ""}, [3]string{code, "Itself", self}))
+			var res importResult
+			msg := "This " + c.r.Name + " cannot refer to itself."
+			if resp.Status != http.StatusBadRequest || json.Unmarshal(resp.Body, &res) != nil || len(res.Rows) != 1 ||
+				res.Rows[0].Row != 3 || !slices.Equal(res.Rows[0].Errors[col], []string{msg}) {
+				t.Fatalf("%s naming itself: %s, want row 3 with %s: [%s]", code, resp, col, msg)
+			}
+			if got := a.codes(c.r, c.r.Fields.Code+"="+url.QueryEscape(other)); len(got) != 0 {
+				t.Fatalf("a refused file wrote %q", got)
+			}
+		}
+	})
+}

@@ -8,6 +8,11 @@
 // carriage return) is written to CSV behind a leading apostrophe, and to
 // XLSX as a string cell; the CSV reader strips that apostrophe again, so
 // a file goes out and comes back in unchanged.
+//
+// A list of strings in one cell (a list of references' codes) is
+// separated by ";", and a ";" or "\" within a string is escaped by a
+// "\" (JoinList, SplitList), so any strings come back as they went out;
+// JSON, which has lists, writes an array instead.
 package tabular
 
 import (
@@ -82,12 +87,13 @@ type Kind uint8
 
 // The kinds of cell.
 const (
-	Null Kind = iota // empty
-	Text             // a string
-	Int              // an integer
-	Bool             // true or false (Int 1 or 0)
-	Date             // a calendar date, Str as YYYY-MM-DD
-	List             // integers, in IDs
+	Null    Kind = iota // empty
+	Text                // a string
+	Int                 // an integer
+	Bool                // true or false (Int 1 or 0)
+	Date                // a calendar date, Str as YYYY-MM-DD
+	List                // integers, in IDs
+	Strings             // strings, in Strs: one cell as JoinList writes it; in JSON an array
 )
 
 // Cell is one value of a row.
@@ -96,6 +102,7 @@ type Cell struct {
 	Str  string
 	Int  int64
 	IDs  []int64
+	Strs []string
 }
 
 // Writer writes a file: the header, then rows of as many cells.
@@ -154,6 +161,52 @@ func listText(ids []int64) string {
 	return string(b)
 }
 
+// ListSeparator separates the strings of a Strings cell in CSV and XLSX.
+const ListSeparator = ';'
+
+// JoinList writes items as one cell: separated by ";", with a ";" or a
+// "\" within an item behind a "\", so that SplitList gives back exactly
+// items whatever they hold (an empty list comes back as one empty item).
+// Items without either are joined as they are ("A;B").
+func JoinList(items []string) string {
+	var b strings.Builder
+	for i, s := range items {
+		if i > 0 {
+			b.WriteByte(ListSeparator)
+		}
+		for k := 0; k < len(s); k++ {
+			if s[k] == ListSeparator || s[k] == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(s[k])
+		}
+	}
+	return b.String()
+}
+
+// SplitList undoes JoinList: it splits cell at each ";" not behind a
+// "\", and takes "\;" and "\\" as the character escaped. A "\" before
+// anything else is itself, so that a cell written by hand before escapes
+// existed ("A\B") reads as it did.
+func SplitList(cell string) []string {
+	var out []string
+	var b strings.Builder
+	for k := 0; k < len(cell); k++ {
+		c := cell[k]
+		switch {
+		case c == '\\' && k+1 < len(cell) && (cell[k+1] == ListSeparator || cell[k+1] == '\\'):
+			k++
+			b.WriteByte(cell[k])
+		case c == ListSeparator:
+			out = append(out, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return append(out, b.String())
+}
+
 type csvWriter struct{ w *csv.Writer }
 
 func (c *csvWriter) Header(columns []string) error { return c.w.Write(columns) }
@@ -172,6 +225,8 @@ func (c *csvWriter) Row(cells []Cell) error {
 			rec[i] = cell.Str
 		case List:
 			rec[i] = listText(cell.IDs)
+		case Strings:
+			rec[i] = Neutralise(JoinList(cell.Strs))
 		}
 	}
 	return c.w.Write(rec)
@@ -219,6 +274,15 @@ func (j *jsonWriter) Row(cells []Cell) error {
 		case List:
 			b = append(b, '[')
 			b = append(b, listText(cell.IDs)...)
+			b = append(b, ']')
+		case Strings:
+			b = append(b, '[')
+			for k, str := range cell.Strs {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = apierror.AppendString(b, str)
+			}
 			b = append(b, ']')
 		}
 	}
@@ -400,6 +464,8 @@ func (x *xlsxWriter) Row(cells []Cell) error {
 			}
 		case List:
 			b = appendInlineString(b, listText(cell.IDs))
+		case Strings:
+			b = appendInlineString(b, JoinList(cell.Strs))
 		default:
 			b = appendInlineString(b, cell.Str)
 		}

@@ -3,6 +3,7 @@ package tabular_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,4 +135,22 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// What JoinList writes, SplitList gives back exactly, whatever the items
+// hold; items with neither ";" nor "\" are joined as they are, and a "\"
+// before anything else reads as itself.
+func TestJoinList_SplitListGivesBackAnyItems(t *testing.T) {
+	for _, items := range [][]string{{"A", "B"}, {"a;b"}, {`a\b`, `c\`, `\;`}, {`\\;;`, ""}, {"x"}, {";", `\`}} {
+		cell := tabular.JoinList(items)
+		if got := tabular.SplitList(cell); !slices.Equal(got, items) {
+			t.Errorf("SplitList(JoinList(%q) = %q) = %q", items, cell, got)
+		}
+	}
+	if got := tabular.JoinList([]string{"A", "B"}); got != "A;B" {
+		t.Errorf("plain items joined as %q, want A;B", got)
+	}
+	if got := tabular.SplitList(`A\B;C`); !slices.Equal(got, []string{`A\B`, "C"}) {
+		t.Errorf(`SplitList("A\B;C") = %q`, got)
+	}
 }

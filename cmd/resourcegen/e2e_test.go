@@ -249,6 +249,7 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 			"TestRef_OrderingByTheIdAndByTheTargetsName/%s.home_area", "TestRef_TheOpenAPIDocumentTypesReferences/%s.area",
 			"TestRef_KeepersSeeAChangedReferenceAsAChangeOfTheField/%s.position", "TestRef_AChangedReferenceIsAChangeOfTheRecord/%s.area",
 			"TestRef_FilesCarryReferencesByTheirCodes/%s.department", "TestRef_FilesCarryReferencesByTheirCodes/%s.area",
+			"TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat/%s.area",
 		} {
 			if test = fmt.Sprintf(test, backend); !ran["e2e_employee"][test] {
 				t.Errorf("%s did not pass for employees", test)
@@ -256,7 +257,9 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		}
 		for _, test := range []string{"TestRef_ACascadeThroughAHierarchyGoesFromTheLeavesOrNotAtAll/%s.department",
 			"TestRef_DeletingAReferencedRecordFollowsTheFieldsRule/%s.staff", "TestRef_UnknownOrMalformedIdsAre400InDjangoRESTFrameworksWords/%s.twin",
-			"TestRef_FilesCarryReferencesByTheirCodes/%s.partners"} {
+			"TestRef_FilesCarryReferencesByTheirCodes/%s.partners", "TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat/%s.partners",
+			"TestRef_AFileMayReferToRecordsItCreates/%s.twin", "TestRef_AFileMayReferToRecordsItCreates/%s.partners",
+			"TestRef_AFileRowThatNamesItselfIsRefusedAsTheAPIRefusesIt/%s.twin"} {
 			if test = fmt.Sprintf(test, backend); !ran["e2e_cost_centre"][test] {
 				t.Errorf("%s did not pass for cost centres", test)
 			}
