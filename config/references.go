@@ -128,6 +128,9 @@ func checkReferences(rs []Resource) []refProblem {
 			if e.HasFilter(FilterUnder) && !rs[t].Hierarchical() {
 				say("filters: under needs a hierarchy, and %q has no parent field", e.To)
 			}
+			if e.To == r.Name && e.Required {
+				say("required: a required reference to its own resource leaves the first record nothing to refer to (a record may not refer to itself); make it optional")
+			}
 			if sym := SelfRefSymbol(r, e); e.Type == TypeRef && e.To == r.Name && len(sym) > 64 {
 				say("a reference to its own resource gets the foreign key %s, longer than MySQL's 64 characters; shorten the table or the field's name", sym)
 			}

@@ -147,6 +147,8 @@ func TestParseResources_BadReferencesNameTheLine(t *testing.T) {
 			`resources.yaml:15: resource 3 ("employee"): extra "department": to: no resource is named "dept" (the list has department, area, employee)`},
 		{"set_null on a required field", replace("        required: true\n", "        required: true\n        on_delete: set_null\n"),
 			`resources.yaml:15: resource 3 ("employee"): extra "department": on_delete: set_null would clear a required field`},
+		{"a required reference to its own resource", replace("on_delete: set_null", "required: true\n        on_delete: protect"),
+			`resources.yaml:20: resource 3 ("employee"): extra "manager": required: a required reference to its own resource leaves the first record nothing to refer to`},
 		{"a cascade to itself", replace("on_delete: set_null", "on_delete: cascade"),
 			`resources.yaml:20: resource 3 ("employee"): extra "manager": on_delete: cascade closes a cycle of cascades (deleting employee deletes employee)`},
 		{"a cycle of cascades", replace("    fields: {code: area_code, name: area_name}\n",

@@ -28,9 +28,9 @@ import (
 // set by an update of the record once every row of the file is written
 // (importLaterRefs): in the same transaction, through the same write
 // hook, so the audit trail and the change feed end with the final value.
-// A required field may not wait (its record would be written without
-// it): a row whose required field names a record only the file creates
-// is an error. A row that names itself is refused as the API refuses it.
+// Such a field is never required (the generator refuses a required
+// reference to its own resource). A row that names itself is refused as
+// the API refuses it.
 
 // codeIDs are the ids of the codes a file's code columns name, by field
 // and folded code, and the target's code key by field for messages.
@@ -193,8 +193,7 @@ func refJSON(f *record.Field, ids []int64) json.RawMessage {
 
 // checkLaterRefs gives an error to each row with a reference to a code
 // that neither a stored record nor a row of the file has, in DRF's words
-// as for any unknown code, and to each row that would have a required
-// reference wait for a record the file creates.
+// as for any unknown code.
 func (r *Resource) checkLaterRefs(rows []importRow, ids codeIDs) {
 	inFile := map[string]bool{}
 	for i := range rows {
@@ -205,19 +204,9 @@ func (r *Resource) checkLaterRefs(rows []importRow, ids codeIDs) {
 	for i := range rows {
 		row := &rows[i]
 		for _, lr := range row.later {
-			f := &r.fields.List[lr.field]
 			for k, id := range lr.ids {
-				msg := ""
-				switch code := lr.codes[k]; {
-				case id != 0:
-				case !inFile[foldCode(code)]:
-					msg = ids.noSuchCode(lr.field, code)
-				case f.Required:
-					msg = fmt.Sprintf("Object with %s=%s does not exist yet: this file creates it, and a required %s must name a %s already stored.",
-						ids.keys[lr.field], code, f.Key, r.desc.Name)
-				}
-				if msg != "" {
-					row.errs = append(row.errs, apierror.FieldError{Field: f.Key, Msg: msg})
+				if code := lr.codes[k]; id == 0 && !inFile[foldCode(code)] {
+					row.errs = append(row.errs, apierror.FieldError{Field: r.fields.List[lr.field].Key, Msg: ids.noSuchCode(lr.field, code)})
 					break
 				}
 			}
