@@ -182,20 +182,20 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 	}
 	checkMigrated(t, filled[0][len("PERSONNEL_DB_DSN="):])
 
-	// The contract tests, and the store's search test, which runs every
-	// plan of a search over every searched field of every resource (the
-	// extra description among them), on SQLite: the generated resources
-	// run the same generic code on every backend, and this package's
-	// caller runs that code on every backend already. The tests of what
-	// only a generated resource has, its extra fields and references, run
-	// on every backend the caller's suite runs against, and those of
-	// references again with the TiDB flavour forced on MySQL.
+	// The contract tests on SQLite: the generated resources run the same
+	// generic code on every backend, and this package's caller runs that
+	// code on every backend already. The tests of what only a generated
+	// resource has, its extra fields and references, run on every backend
+	// the caller's suite runs against, and so does the store's search
+	// test, which runs every plan of a search over every searched field of
+	// every resource (the extra description among them); those of
+	// references run again with the TiDB flavour forced on MySQL.
 	sqliteOnly := []string{"CI=false", dbtest.EnvMySQLDSN + "=", dbtest.EnvPostgresDSN + "="}
 	out, err = goCmd(t, dir, sqliteOnly, "test", "-count=1", "-v", "-timeout", "30m", "./server/", "./resource/")
 	if err != nil {
 		t.Fatalf("contract tests in the copy: %v\n%s", err, failures(out))
 	}
-	everyBackend, err := goCmd(t, dir, nil, "test", "-count=1", "-v", "-timeout", "30m", "-run", "^(TestRef_|TestExtra_)", "./server/")
+	everyBackend, err := goCmd(t, dir, nil, "test", "-count=1", "-v", "-timeout", "30m", "-run", "^(TestRef_|TestExtra_|TestSearch_)", "./server/", "./resource/")
 	if err != nil {
 		t.Fatalf("the tests of extra fields and references in the copy: %v\n%s", err, failures(everyBackend))
 	}
@@ -236,7 +236,8 @@ func TestEndToEnd_AResourceAddedByConfigPassesTheContract(t *testing.T) {
 		t.Errorf("only %d contract tests passed for employees, against %d for departments", len(ran["e2e_employee"]), len(ran["department"]))
 	}
 	for _, backend := range backends {
-		for _, test := range []string{"TestExtra_ValuesAreStoredAndRenderedByType", "TestExtra_FiltersSelectByValueInBothSpellings", "TestExtra_OrderingSortsByTheFieldThenID"} {
+		for _, test := range []string{"TestExtra_ValuesAreStoredAndRenderedByType", "TestExtra_FiltersSelectByValueInBothSpellings", "TestExtra_OrderingSortsByTheFieldThenID",
+			"TestSearch_EveryPlanGivesTheAnswerOfAFilterOverEveryRecord"} {
 			if !ran["e2e_employee"][test+"/"+backend] {
 				t.Errorf("%s did not pass for employees on %s", test, backend)
 			}
