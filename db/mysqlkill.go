@@ -76,16 +76,27 @@ func (k *killConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // watch kills the statement running on c if ctx ends before the returned
 // function is called. The connection is then never used again (a KILL
 // sent as the statement ended would otherwise hit the next one).
-func (c *killConn) watch(ctx context.Context) (stop func() bool) {
+func (c *killConn) watch(ctx context.Context) (stop func()) {
 	if ctx.Done() == nil {
-		return func() bool { return true }
+		return func() {}
 	}
-	return context.AfterFunc(ctx, func() {
+	kill := func() {
 		c.killed.Store(true)
 		kctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, _ = c.k.killer.ExecContext(kctx, c.k.kill, c.id)
-	})
+	}
+	stopKill := context.AfterFunc(ctx, kill)
+	return func() {
+		// A context closes its Done channel before it starts what
+		// AfterFunc registered: the driver may see the end, give up on
+		// the statement and return before the kill has started, and
+		// stopping it then keeps it from ever running while the server
+		// still runs the statement. So it runs here.
+		if stopKill() && ctx.Err() != nil {
+			kill()
+		}
+	}
 }
 
 // killConn is a driver connection whose statements are killed when their
