@@ -942,16 +942,7 @@ func TestRef_FilesCarryReferencesByTheirCodes(t *testing.T) {
 		if recs[1][at] != want {
 			t.Fatalf("exported %s = %q, want %q", col, recs[1][at], want)
 		}
-		for _, format := range []string{"csv", "xlsx", "json"} {
-			resp := a.do(http.MethodGet, c.r.export(q+"&format="+format), nil)
-			ct := map[string]string{"csv": "text/csv", "xlsx": xlsxType, "json": "application/json"}[format]
-			if res := a.imported(c.r, "", ct, resp.Body); res.Unchanged != 1 || res.Created+res.Updated != 0 {
-				t.Fatalf("%s round trip: %+v", format, res)
-			}
-		}
-		if got := c.field(a, id); got != c.rendered(ts...) {
-			t.Fatalf("after the round trips %s = %s, want %s", c.e.Name, got, c.rendered(ts...))
-		}
+		c.roundTrips(t, a, q, id, ts...)
 
 		// Written by hand: codes in another letter case, one code no
 		// record has.
@@ -1011,6 +1002,23 @@ func TestRef_FilesCarryReferencesByTheirCodes(t *testing.T) {
 	})
 }
 
+// roundTrips exports the record of c.r that query q selects, id, in
+// every format and imports each file back: nothing changes, and its
+// field c.e still refers to ts.
+func (c refCase) roundTrips(t *testing.T, a *api, q string, id int, ts ...int) {
+	t.Helper()
+	for _, format := range []string{"csv", "xlsx", "json"} {
+		resp := a.do(http.MethodGet, c.r.export(q+"&format="+format), nil)
+		ct := map[string]string{"csv": "text/csv", "xlsx": xlsxType, "json": "application/json"}[format]
+		if res := a.imported(c.r, "", ct, resp.Body); res.Unchanged != 1 || res.Created+res.Updated != 0 {
+			t.Fatalf("%s round trip: %+v", format, res)
+		}
+	}
+	if got := c.field(a, id); got != c.rendered(ts...) {
+		t.Fatalf("after the round trips %s = %s, want %s", c.e.Name, got, c.rendered(ts...))
+	}
+}
+
 // fileOf is a CSV file of c.r's rows by code and name, with field c.e
 // by codes in its code column: each row is code, name, codes.
 func (c refCase) fileOf(rows ...[3]string) []byte {
@@ -1064,16 +1072,7 @@ func TestRef_CodesHoldingTheSeparatorOrABackslashRoundTripInEveryFormat(t *testi
 		if err := json.Unmarshal(resp.Body, &objs); err != nil || len(objs) != 1 || string(objs[0][col]) != jsonOf(codes) {
 			t.Fatalf("JSON: %s = %s, want %s (%v)", col, objs, jsonOf(codes), err)
 		}
-		for _, format := range []string{"csv", "xlsx", "json"} {
-			resp := a.do(http.MethodGet, c.r.export(q+"&format="+format), nil)
-			ct := map[string]string{"csv": "text/csv", "xlsx": xlsxType, "json": "application/json"}[format]
-			if res := a.imported(c.r, "", ct, resp.Body); res.Unchanged != 1 || res.Created+res.Updated != 0 {
-				t.Fatalf("%s round trip: %+v", format, res)
-			}
-		}
-		if got := c.field(a, id); got != c.rendered(ts...) {
-			t.Fatalf("after the round trips %s = %s, want %s", c.e.Name, got, c.rendered(ts...))
-		}
+		c.roundTrips(t, a, q, id, ts...)
 		// A new record from the escaped cell, as a person would copy it.
 		fresh := c.code(c.r, "Q", 1)
 		file := c.fileOf([3]string{fresh, "Copied", wantCell})
