@@ -351,7 +351,7 @@ var settings = []Setting{
 		}},
 	{"PERSONNEL_LOG_HOLD", "log_hold", "100ms", "How long a request's JSON log line may wait to be written with others (a busy server then writes its lines in one go instead of one `write` each); `0s` writes each at once. Lines still waiting are written on shutdown, and lost if the process is killed; the lines of 401, 403 and 429 answers (the security record) and every warning and error never wait.",
 		func(c *Config, v string) error { return nonNegativeDuration(&c.LogHold, v) }},
-	{"PERSONNEL_WITHOUT", "without", "", "Performance mechanisms to turn off, comma-separated, to measure what each wins (`go run ./cmd/loadtest -without`; docs/performance.md): `id_blocks`, `stored_count`, `count_cache`, `planner`, `group_commit`, `mysql_prepared`. Answers stay the same; leave it empty in production.",
+	{"PERSONNEL_WITHOUT", "without", "", "Performance mechanisms to turn off, comma-separated, to measure what each wins (`go run ./cmd/loadtest -without`; docs/performance.md): `id_blocks`, `stored_count`, `count_cache`, `planner`, `group_commit`, `mysql_prepared`, `write_pipeline`. Answers stay the same; leave it empty in production.",
 		func(c *Config, v string) error {
 			c.Without = Mechanisms{}
 			for _, s := range strings.Split(v, ",") {

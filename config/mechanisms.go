@@ -25,10 +25,13 @@ type Mechanisms struct {
 	// transaction have their arguments interpolated by the driver, not
 	// run as statements prepared once per connection.
 	MySQLPrepared bool
+	// WritePipeline: on MySQL and PostgreSQL, each statement of a write
+	// is a round trip of its own, not held and sent with the next one.
+	WritePipeline bool
 }
 
 // MechanismNames are the names PERSONNEL_WITHOUT takes, in order.
-var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit", "mysql_prepared"}
+var MechanismNames = []string{"id_blocks", "stored_count", "count_cache", "planner", "group_commit", "mysql_prepared", "write_pipeline"}
 
 // named returns the field of m that name turns off.
 func (m *Mechanisms) named(name string) (*bool, bool) {
@@ -45,6 +48,8 @@ func (m *Mechanisms) named(name string) (*bool, bool) {
 		return &m.GroupCommit, true
 	case "mysql_prepared":
 		return &m.MySQLPrepared, true
+	case "write_pipeline":
+		return &m.WritePipeline, true
 	}
 	return nil, false
 }

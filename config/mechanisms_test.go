@@ -20,7 +20,7 @@ func TestWithout_TurnsOffTheNamedMechanisms(t *testing.T) {
 	}
 	all := strings.Join(config.MechanismNames, ",")
 	c, err = config.Load("", env(map[string]string{"PERSONNEL_WITHOUT": all}))
-	want := config.Mechanisms{IDBlocks: true, StoredCount: true, CountCache: true, Planner: true, GroupCommit: true, MySQLPrepared: true}
+	want := config.Mechanisms{IDBlocks: true, StoredCount: true, CountCache: true, Planner: true, GroupCommit: true, MySQLPrepared: true, WritePipeline: true}
 	if err != nil || c.Without != want {
 		t.Fatalf("%s: %+v, %v", all, c.Without, err)
 	}

@@ -151,7 +151,7 @@ func (k *auditKeeper) append(ctx context.Context, w *Write, entries [][]any) err
 			args = append(args, e...)
 		}
 		query := k.t.db.Render("INSERT INTO {audit} ("+columnMarks(len(auditColumns))+") VALUES "+Tuples(len(part), len(auditColumns)), k.names)
-		if _, err := w.Tx.ExecContext(ctx, query, args...); err != nil {
+		if err := execLater(ctx, w.Tx, query, args...); err != nil {
 			return err
 		}
 	}

@@ -238,8 +238,7 @@ func (k *closureKeeper) countBelow(ctx context.Context, w *Write, ids []int, sig
 SELECT ancestor, ?, COUNT(*) * ? FROM {closure} WHERE descendant`+k.in(len(ids))+` AND depth > 0
 GROUP BY ancestor ORDER BY ancestor`+k.upsert(), k.names)
 		args := append([]any{k.t.db.slot(w), sign}, k.inArgs(ids)...)
-		_, err := w.Tx.ExecContext(ctx, query, args...)
-		return err
+		return execLater(ctx, w.Tx, query, args...)
 	})
 }
 

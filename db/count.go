@@ -131,7 +131,7 @@ func (k *countKeeper) counted(ctx context.Context, w *Write, rows []record.Row, 
 	if err := k.addToBlocks(ctx, w, delta); err != nil {
 		return err
 	}
-	if _, err := w.Tx.ExecContext(ctx, k.addRecords, k.t.Name, k.t.db.slot(w), sign*len(rows)); err != nil {
+	if err := execLater(ctx, w.Tx, k.addRecords, k.t.Name, k.t.db.slot(w), sign*len(rows)); err != nil {
 		return err
 	}
 	return k.changed(ctx, w)
@@ -143,8 +143,7 @@ func (k *countKeeper) changed(ctx context.Context, w *Write) error {
 	if !k.t.db.SQLite() {
 		slot = w.Slot
 	}
-	_, err := w.Tx.ExecContext(ctx, k.addChanges, slot)
-	return err
+	return execLater(ctx, w.Tx, k.addChanges, slot)
 }
 
 // addToBlocks adds delta[b] to the count of each block b.
@@ -175,7 +174,7 @@ func addToSlots(ctx context.Context, w *Write, table, key string, delta map[int]
 		}
 		query := d.Render("INSERT INTO {table} ({key}, slot, records) VALUES "+Tuples(len(part), 3)+
 			upsertAdding(d, "{key}, slot", "{table}", "records"), names)
-		if _, err := w.Tx.ExecContext(ctx, query, args...); err != nil {
+		if err := execLater(ctx, w.Tx, query, args...); err != nil {
 			return err
 		}
 	}

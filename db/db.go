@@ -71,6 +71,9 @@ type DB struct {
 	killer *stdsql.DB
 	// prepared is MySQL's statement cache; nil without it.
 	prepared *stmtCache
+	// pipelined says a write's keeper statements are held and sent
+	// together (pipeline.go); MySQL and PostgreSQL only.
+	pipelined bool
 	// feed wakes the readers of change feeds who wait for a change.
 	feed feedWatch
 	// feedPruning is where pruning the feed has got to.
@@ -93,9 +96,12 @@ func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
 	case config.DriverSQLite:
 		d, err = openSQLite(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, !cfg.Without.GroupCommit)
 	case config.DriverMySQL:
-		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns, !cfg.Without.MySQLPrepared)
+		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns, !cfg.Without.MySQLPrepared, !cfg.Without.WritePipeline)
 	case config.DriverPostgres:
 		d, err = openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, cfg.DBTimeout)
+		if d != nil {
+			d.pipelined = !cfg.Without.WritePipeline
+		}
 	default:
 		return nil, fmt.Errorf("PERSONNEL_DB_DRIVER: unknown driver %q", cfg.DBDriver)
 	}
@@ -203,7 +209,13 @@ func openSQLite(ctx context.Context, path string, readers int, group bool) (*DB,
 // writes outside one, and the texts the cache does not keep have their
 // arguments interpolated by the driver, which saves the prepare and close
 // round trips a one-off statement would cost.
-func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared bool) (*DB, error) {
+//
+// With pipelined, a connection may run several statements in one text
+// (the driver's multiStatements), which a write's pipeTx sends: every
+// statement's text is the store's own, and every value in it an argument
+// the driver escapes, so no text a client sent can end one statement and
+// begin another.
+func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared, pipelined bool) (*DB, error) {
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("PERSONNEL_DB_DSN: not a valid MySQL DSN: %w", err)
@@ -213,6 +225,7 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared
 	mc.ParseTime = true
 	mc.Loc = time.UTC
 	mc.InterpolateParams = true
+	mc.MultiStatements = mc.MultiStatements || pipelined
 	if mc.Timeout == 0 {
 		mc.Timeout = 5 * time.Second
 	}
@@ -265,16 +278,17 @@ func openMySQL(ctx context.Context, dsn, forceFlavor string, conns int, prepared
 	}
 	client := ent.NewClient(ent.Driver(drv))
 	return &DB{
-		Dialect:  dialect.MySQL,
-		Flavor:   flavor,
-		Version:  version,
-		server:   server,
-		read:     client,
-		write:    client,
-		readDB:   sqlDB,
-		writeDB:  sqlDB,
-		killer:   killing.killer,
-		prepared: cache,
+		Dialect:   dialect.MySQL,
+		Flavor:    flavor,
+		Version:   version,
+		server:    server,
+		read:      client,
+		write:     client,
+		readDB:    sqlDB,
+		writeDB:   sqlDB,
+		killer:    killing.killer,
+		prepared:  cache,
+		pipelined: pipelined,
 	}, nil
 }
 

@@ -59,3 +59,6 @@ func PreparedStmts(d *DB) (kept, limit int) {
 	defer c.mu.RUnlock()
 	return len(c.stmts), c.limit
 }
+
+// ExecLater is execLater, for tests of what a write holds.
+var ExecLater = execLater

@@ -118,7 +118,7 @@ func (k *feedKeeper) write(ctx context.Context, w *Write, records []int, deleted
 			args = append(args, k.t.Name, int64(id), deleted, at)
 		}
 		query := k.t.db.Render("INSERT INTO {change} ("+columnMarks(len(feedColumns))+") VALUES "+Tuples(len(part), len(feedColumns)), names)
-		if _, err := w.Tx.ExecContext(ctx, query, args...); err != nil {
+		if err := execLater(ctx, w.Tx, query, args...); err != nil {
 			return err
 		}
 	}

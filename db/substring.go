@@ -215,7 +215,7 @@ func (k *substringKeeper) Updated(ctx context.Context, w *Write, changes []Chang
 		if !slices.Contains(c.Changed, k.field) {
 			continue
 		}
-		if _, err := w.Tx.ExecContext(ctx, k.remove, c.After.ID); err != nil {
+		if err := execLater(ctx, w.Tx, k.remove, c.After.ID); err != nil {
 			return err
 		}
 		rows = append(rows, c.After)
@@ -258,8 +258,7 @@ func (k *substringKeeper) add(ctx context.Context, tx Tx, rows []record.Row) err
 		return err
 	}
 	if d.Postgres() {
-		_, err := tx.ExecContext(ctx, k.insertPG, ids, texts, lcps)
-		return err
+		return execLater(ctx, tx, k.insertPG, ids, texts, lcps)
 	}
 	for start := 0; start < len(ids); {
 		n := min(len(ids)-start, substringBatch)
@@ -271,7 +270,7 @@ func (k *substringKeeper) add(ctx context.Context, tx Tx, rows []record.Row) err
 			args = append(args, ids[i], texts[i], lcps[i])
 		}
 		query := d.Render("INSERT INTO {side} (id, gram, lcp) VALUES "+Tuples(n, 3), k.names)
-		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		if err := execLater(ctx, tx, query, args...); err != nil {
 			return err
 		}
 		start += n

@@ -77,9 +77,22 @@ func (d *DB) tryTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 	}
 	// MySQL and PostgreSQL connections are READ COMMITTED from the start
 	// (openMySQL, openPostgres).
-	tx, err := d.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
+	var tx *ent.Tx
+	var pipe *pipeTx
+	switch {
+	case d.pipelined && d.Postgres():
+		var release func()
+		if tx, pipe, release, err = d.beginPG(ctx); err != nil {
+			return err
+		}
+		defer release()
+	default:
+		if tx, err = d.write.BeginTx(ctx, nil); err != nil {
+			return err
+		}
+		if d.pipelined {
+			pipe = &pipeTx{EntTx: EntTx{tx.Client()}}
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -87,7 +100,15 @@ func (d *DB) tryTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 			panic(p)
 		}
 	}()
-	if err := fn(EntTx{tx.Client()}); err != nil {
+	var wtx Tx = EntTx{tx.Client()}
+	if pipe != nil {
+		wtx = pipe
+	}
+	err = fn(wtx)
+	if err == nil && pipe != nil {
+		err = pipe.flush(ctx)
+	}
+	if err != nil {
 		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, stdsql.ErrTxDone) {
 			return errors.Join(err, rerr)
 		}
@@ -107,5 +128,11 @@ func (t SQLTx) Query(ctx context.Context, query string, args ...any) (Rows, erro
 // InEntTx is InTx for code that writes through Ent's typed client (the
 // users and their tokens): fn gets the transaction's client.
 func (d *DB) InEntTx(ctx context.Context, fn func(c *ent.Client) error) error {
-	return d.InTx(ctx, func(tx Tx) error { return fn(tx.(EntTx).Client) })
+	return d.InTx(ctx, func(tx Tx) error {
+		if p, ok := tx.(*pipeTx); ok {
+			// fn writes through Ent, which nothing holds statements for.
+			return fn(p.Client)
+		}
+		return fn(tx.(EntTx).Client)
+	})
 }

@@ -26,7 +26,7 @@ func TestWithout_EveryMechanismOffAnswersTheSame(t *testing.T) {
 			if err := seed.Fill(ctx, server.Loaders(a.db)[r.Name], seed.Options{Count: 1500, Seed: 3}); err != nil {
 				t.Fatal(err)
 			}
-			off := a.without(t, config.Mechanisms{IDBlocks: true, StoredCount: true, CountCache: true, Planner: true, GroupCommit: true, MySQLPrepared: true})
+			off := a.without(t, config.Mechanisms{IDBlocks: true, StoredCount: true, CountCache: true, Planner: true, GroupCommit: true, MySQLPrepared: true, WritePipeline: true})
 			ask := func(when string) {
 				t.Helper()
 				paths := []string{

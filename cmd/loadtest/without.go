@@ -34,6 +34,7 @@ var mechanisms = []mechanism{
 	{name: "group_commit", off: []string{"PERSONNEL_WITHOUT=group_commit"}, scenarios: []string{"create", "update"}, backend: "sqlite"},
 	{name: "mysql_prepared", off: []string{"PERSONNEL_WITHOUT=mysql_prepared"},
 		scenarios: []string{"read", "list_page1", "icontains_selective", "ordering_name_desc"}, backend: "mysql"},
+	{name: "write_pipeline", off: []string{"PERSONNEL_WITHOUT=write_pipeline"}, scenarios: []string{"create", "update"}},
 	{name: "log_hold", off: []string{"PERSONNEL_LOG_HOLD=0s"}, scenarios: []string{"read"}},
 }
 
