@@ -98,10 +98,7 @@ func Open(ctx context.Context, cfg *config.Config) (*DB, error) {
 	case config.DriverMySQL:
 		d, err = openMySQL(ctx, cfg.DBDSN, cfg.DBFlavor, cfg.DBMaxOpenConns, !cfg.Without.MySQLPrepared, !cfg.Without.WritePipeline)
 	case config.DriverPostgres:
-		d, err = openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, cfg.DBTimeout)
-		if d != nil {
-			d.pipelined = !cfg.Without.WritePipeline
-		}
+		d, err = openPostgres(ctx, cfg.DBDSN, cfg.DBMaxOpenConns, cfg.DBTimeout, !cfg.Without.WritePipeline)
 	default:
 		return nil, fmt.Errorf("PERSONNEL_DB_DRIVER: unknown driver %q", cfg.DBDriver)
 	}

@@ -153,7 +153,7 @@ func (d *DB) beginPG(ctx context.Context) (tx *ent.Tx, pipe *pipeTx, release fun
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tx, err = ent.NewClient(ent.Driver(connDriver{conn})).BeginTx(ctx, nil)
+	tx, err = ent.NewClient(ent.Driver(connDriver{entsql.Conn{ExecQuerier: conn}, conn})).BeginTx(ctx, nil)
 	if err != nil {
 		conn.Close()
 		return nil, nil, nil, err
@@ -161,17 +161,11 @@ func (d *DB) beginPG(ctx context.Context) (tx *ent.Tx, pipe *pipeTx, release fun
 	return tx, &pipeTx{EntTx: EntTx{tx.Client()}, conn: conn}, func() { conn.Close() }, nil
 }
 
-// connDriver is an Ent driver whose transactions run on one connection.
-type connDriver struct{ conn *stdsql.Conn }
-
-// Exec runs a statement on the connection.
-func (d connDriver) Exec(ctx context.Context, query string, args, v any) error {
-	return entsql.Conn{ExecQuerier: d.conn}.Exec(ctx, query, args, v)
-}
-
-// Query runs a query on the connection.
-func (d connDriver) Query(ctx context.Context, query string, args, v any) error {
-	return entsql.Conn{ExecQuerier: d.conn}.Query(ctx, query, args, v)
+// connDriver is an Ent driver whose statements and transactions run on
+// one connection, conn, which the embedded Conn runs them on.
+type connDriver struct {
+	entsql.Conn
+	conn *stdsql.Conn
 }
 
 // Tx implements dialect.Driver.

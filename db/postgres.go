@@ -18,7 +18,9 @@ import (
 // openPostgres opens one pool over pgx's database/sql driver. pgx prepares
 // each distinct statement once per connection and keeps it (its default
 // statement cache), which is what the SQLite statement cache does by hand.
-func openPostgres(ctx context.Context, dsn string, conns int, timeout time.Duration) (*DB, error) {
+// With pipelined, a write holds a connection of the pool for its
+// transaction and sends its keepers' statements as pgx batches (beginPG).
+func openPostgres(ctx context.Context, dsn string, conns int, timeout time.Duration, pipelined bool) (*DB, error) {
 	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message names the problem with the password redacted.
@@ -58,13 +60,14 @@ func openPostgres(ctx context.Context, dsn string, conns int, timeout time.Durat
 	}
 	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, sqlDB)))
 	return &DB{
-		Dialect: dialect.Postgres,
-		Flavor:  "postgres",
-		Version: version,
-		server:  "postgres",
-		read:    client,
-		write:   client,
-		readDB:  sqlDB,
-		writeDB: sqlDB,
+		Dialect:   dialect.Postgres,
+		Flavor:    "postgres",
+		Version:   version,
+		server:    "postgres",
+		read:      client,
+		write:     client,
+		readDB:    sqlDB,
+		writeDB:   sqlDB,
+		pipelined: pipelined,
 	}, nil
 }
