@@ -136,3 +136,32 @@ func (d *DB) InEntTx(ctx context.Context, fn func(c *ent.Client) error) error {
 		return fn(tx.(EntTx).Client)
 	})
 }
+
+// InSnapshot runs fn in a read-only transaction of the read pool, every
+// statement of which sees the database as its first one did: a read made
+// of many statements (an export, a batch at a time) then holds each record
+// once and as it was at one moment, whatever is written meanwhile, and a
+// parent's code read in a later batch is the one its children were read
+// with. On MySQL and PostgreSQL that is REPEATABLE READ (their
+// connections are otherwise READ COMMITTED); on SQLite a read transaction
+// on a reader, which WAL keeps on the snapshot it first read. While fn
+// runs, the database keeps the row versions that snapshot sees (MySQL's
+// undo log, PostgreSQL's dead rows, SQLite's WAL frames), so it is for
+// reads that end, not for one held open.
+func (d *DB) InSnapshot(ctx context.Context, fn func(tx Tx) error) error {
+	opts := &stdsql.TxOptions{Isolation: stdsql.LevelRepeatableRead, ReadOnly: true}
+	if d.SQLite() {
+		// Readers are read-only connections already, and SQLite knows no
+		// isolation levels to ask for.
+		opts = nil
+	}
+	tx, err := d.read.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := fn(EntTx{tx.Client()}); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

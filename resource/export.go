@@ -86,17 +86,18 @@ func (r *Resource) codedRefs() []int {
 // id.
 type refCodes map[int]map[int64]string
 
-// read fills c with the codes of the records fields refer to from rows.
-func (c refCodes) read(ctx context.Context, r *Resource, fields []int, rows []record.Row) error {
+// read fills c with the codes of the records fields refer to from rows,
+// read in tx.
+func (c refCodes) read(ctx context.Context, tx db.Tx, r *Resource, fields []int, rows []record.Row) error {
 	clear(c)
 	for _, i := range fields {
 		c[i] = map[int64]string{}
 	}
-	return r.readTargets(ctx, fields, rows, func(field int, id int64, code, _ string) { c[field][id] = code })
+	return r.readTargets(ctx, tx, fields, rows, func(field int, id int64, code, _ string) { c[field][id] = code })
 }
 
-// cell is value v of reference field i by its target's codes; a record
-// deleted since the batch was read is left out.
+// cell is value v of reference field i by its target's codes; a target
+// not read (none, in an export's one snapshot) is left out.
 func (c refCodes) cell(i int, k record.Kind, v record.Value) tabular.Cell {
 	if k == record.KindRef {
 		if code, ok := c[i][v.Int]; v.Valid && ok {
@@ -144,10 +145,13 @@ func (r *Resource) cells(row record.Row, parentCode *string, codes refCodes, out
 	return out
 }
 
-// Export writes every record q's filters select, in q's ordering, to w,
+// Export writes every record q's filters select, in q's order, to w,
 // and closes it. It reads a batch at a time, each batch after the last
 // record of the one before (keyset paging), so memory stays flat however
-// many records there are.
+// many records there are, and every batch in one snapshot (InSnapshot):
+// the file holds the records as they were when the export began, each
+// once, with its parent's and references' codes as they were then,
+// whatever is written while it is made.
 func (r *Resource) Export(ctx context.Context, q Query, w tabular.Writer) error {
 	if err := w.Header(r.FileColumns()); err != nil {
 		return err
@@ -155,19 +159,21 @@ func (r *Resource) Export(ctx context.Context, q Query, w tabular.Writer) error 
 	r.planRefs(ctx, q.Filters)
 	var cells []tabular.Cell
 	coded, codes := r.codedRefs(), refCodes{}
-	err := r.eachBatch(ctx, q, func(rows []record.Row, parents []*string) error {
-		if len(coded) > 0 {
-			if err := codes.read(ctx, r, coded, rows); err != nil {
-				return err
+	err := r.db.InSnapshot(ctx, func(tx db.Tx) error {
+		return r.eachBatch(ctx, tx, q, func(rows []record.Row, parents []*string) error {
+			if len(coded) > 0 {
+				if err := codes.read(ctx, tx, r, coded, rows); err != nil {
+					return err
+				}
 			}
-		}
-		for k, row := range rows {
-			cells = r.cells(row, parents[k], codes, cells)
-			if err := w.Row(cells); err != nil {
-				return err
+			for k, row := range rows {
+				cells = r.cells(row, parents[k], codes, cells)
+				if err := w.Row(cells); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return r.storeError(err)
@@ -272,10 +278,10 @@ func (r *Resource) after(s *db.SQL, keys []sortKey, last record.Row) {
 	s.Raw(")")
 }
 
-// eachBatch calls fn with the records q selects, in q's order, a batch
-// at a time, with each record's parent's code (nil for a root or a flat
-// resource).
-func (r *Resource) eachBatch(ctx context.Context, q Query, fn func(rows []record.Row, parents []*string) error) error {
+// eachBatch calls fn with the records q selects, read in tx, in q's
+// order, a batch at a time, with each record's parent's code (nil for a
+// root or a flat resource).
+func (r *Resource) eachBatch(ctx context.Context, tx db.Tx, q Query, fn func(rows []record.Row, parents []*string) error) error {
 	keys, keyset := r.sortKeys(q.Order)
 	var last *record.Row
 	sc := record.NewScanner(r.fields)
@@ -305,7 +311,7 @@ func (r *Resource) eachBatch(ctx context.Context, q Query, fn func(rows []record
 		} else {
 			limitOffset(s, exportBatch, offset)
 		}
-		rows, parents, err := r.readBatch(ctx, s, sc)
+		rows, parents, err := r.readBatch(ctx, tx, s, sc)
 		if err != nil {
 			return err
 		}
@@ -321,9 +327,8 @@ func (r *Resource) eachBatch(ctx context.Context, q Query, fn func(rows []record
 	}
 }
 
-// readBatch runs one statement of eachBatch.
-func (r *Resource) readBatch(ctx context.Context, s *db.SQL, sc *record.Scanner) ([]record.Row, []*string, error) {
-	tx := r.db.Reader()
+// readBatch runs one statement of eachBatch in tx.
+func (r *Resource) readBatch(ctx context.Context, tx db.Tx, s *db.SQL, sc *record.Scanner) ([]record.Row, []*string, error) {
 	rs, err := tx.Query(ctx, s.String(), s.Args...)
 	if err != nil {
 		return nil, nil, err

@@ -217,14 +217,14 @@ func (r *Resource) expand(ctx context.Context, fields []int, rows []record.Row) 
 	}
 	plans, ok := r.planExpand(fields, rows)
 	if !ok {
-		return ex, r.readTargets(ctx, fields, rows, render)
+		return ex, r.readTargets(ctx, r.db.Reader(), fields, rows, render)
 	}
 	q := r.newSQL()
 	for k := range plans {
 		r.expandSQL(q, &plans[k])
 	}
 	changes := map[int]int64{}
-	err := r.readTargetRows(ctx, q, func(field int, id int64, code, name string) {
+	err := r.readTargetRows(ctx, r.db.Reader(), q, func(field int, id int64, code, name string) {
 		if field < 0 {
 			changes[-1-field] = id // the number row: its change number
 			return
@@ -392,11 +392,11 @@ func (r *Resource) refIDs(i int, rows []record.Row) []int64 {
 }
 
 // readTargets calls fn with the id, code and name of every record fields
-// refer to from rows: one statement for every field, whatever the number
+// refer to from rows, read in tx: one statement for every field, whatever the number
 // of rows (a UNION ALL of a part per field, each a thousand ids at most
 // on MySQL and SQLite; more than maxExpandIDs ids take a statement more
 // each).
-func (r *Resource) readTargets(ctx context.Context, fields []int, rows []record.Row, fn func(field int, id int64, code, name string)) error {
+func (r *Resource) readTargets(ctx context.Context, tx db.Tx, fields []int, rows []record.Row, fn func(field int, id int64, code, name string)) error {
 	type part struct {
 		field int
 		ids   []int64
@@ -421,7 +421,7 @@ func (r *Resource) readTargets(ctx context.Context, fields []int, rows []record.
 				Raw(" FROM ").Ident(t.res.Table).Raw(" WHERE ").Ident("id")
 			inList(r.db, q, p.ids)
 		}
-		if err := r.readTargetRows(ctx, q, fn); err != nil {
+		if err := r.readTargetRows(ctx, tx, q, fn); err != nil {
 			return err
 		}
 	}
@@ -432,10 +432,10 @@ func (r *Resource) readTargets(ctx context.Context, fields []int, rows []record.
 // SQLite's 32,766 parameters.
 const maxExpandIDs = 30000
 
-// readTargetRows runs q, whose rows are (field, id, code, name), and
+// readTargetRows runs q in tx, whose rows are (field, id, code, name), and
 // calls fn with each.
-func (r *Resource) readTargetRows(ctx context.Context, q *db.SQL, fn func(field int, id int64, code, name string)) error {
-	rs, err := r.db.Reader().Query(ctx, q.String(), q.Args...)
+func (r *Resource) readTargetRows(ctx context.Context, tx db.Tx, q *db.SQL, fn func(field int, id int64, code, name string)) error {
+	rs, err := tx.Query(ctx, q.String(), q.Args...)
 	if err != nil {
 		return err
 	}
