@@ -38,8 +38,13 @@ func (t *Table) Load(ctx context.Context, rows []record.Row) error {
 // BulkLoad runs load, which loads many records into the table (calling
 // Load). Into an empty table it drops the keepers' bulk indexes first and
 // makes them again at the end (also when load fails, and at the next start
-// should this process not get there). On SQLite it gives the writer a
-// large page cache meanwhile; on PostgreSQL it vacuums and analyzes what
+// should this process not get there). On SQLite the writer keeps its
+// temporary storage in files meanwhile, not in memory (and its page cache
+// at its usual size): in memory, what a load keeps there (the sorts that
+// make the indexes again, the journals of its large statements) grew with
+// what it loaded, to several times its size (BENCHMARKS.md, "Seeding and
+// storage"), and in files, through the operating system's cache, it is no
+// slower. On PostgreSQL it vacuums and analyzes what
 // was written, as autovacuum would some time later: until then the
 // planner knows nothing of the new rows, and index-only scans, which deep
 // pages and counts rely on, visit the table for every entry whose page is
@@ -48,10 +53,11 @@ func (t *Table) BulkLoad(ctx context.Context, load func() error) error {
 	d := t.db
 	if d.SQLite() {
 		w := d.write
-		if _, err := w.ExecContext(ctx, "PRAGMA cache_size = -65536"); err != nil {
+		if _, err := w.ExecContext(ctx, "PRAGMA temp_store = FILE"); err != nil {
 			return err
 		}
-		defer w.ExecContext(context.WithoutCancel(ctx), "PRAGMA cache_size = -2000")
+		// Back to what openSQLite set, for the savepoints of group commit.
+		defer w.ExecContext(context.WithoutCancel(ctx), "PRAGMA temp_store = MEMORY")
 	}
 	var held int
 	err := scanOne(EntTx{d.write}.Query(ctx, d.Render("SELECT COUNT(*) FROM (SELECT 1 AS one FROM {table} LIMIT 1) AS t", Names{"table": t.Name})))(&held)

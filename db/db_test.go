@@ -341,3 +341,39 @@ func TestBulkLoad_MakesTheIndexesOnGramAgain(t *testing.T) {
 		})
 	}
 }
+
+// On SQLite a bulk load keeps the writer's temporary storage in files
+// (temp_store 1), where what it sorts and journals does not grow the
+// process's memory with the load, and gives it back to memory (2), for
+// group commit's savepoints, when the load ends, also when it fails.
+func TestBulkLoad_OnSQLiteKeepsTemporaryStorageInFilesWhileItRuns(t *testing.T) {
+	d, _ := dbtest.Backends(t)[0].Open(t)
+	if !d.SQLite() {
+		t.Fatalf("the first backend is %s, not SQLite", d.Dialect)
+	}
+	ctx := context.Background()
+	tempStore := func() int {
+		t.Helper()
+		var n int
+		if err := queryOne(db.EntTx{Client: d.Write()}, d.SQL().Raw("PRAGMA temp_store"), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := tempStore(); got != 2 {
+		t.Fatalf("before a load temp_store is %d, want 2 (memory)", got)
+	}
+	boom := fmt.Errorf("boom")
+	err := d.Table(res).BulkLoad(ctx, func() error {
+		if got := tempStore(); got != 1 {
+			t.Errorf("during a load temp_store is %d, want 1 (files)", got)
+		}
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("bulk load: %v, want the load's error", err)
+	}
+	if got := tempStore(); got != 2 {
+		t.Fatalf("after a load temp_store is %d, want 2 (memory)", got)
+	}
+}
