@@ -44,11 +44,11 @@ func (t *Table) Load(ctx context.Context, rows []record.Row) error {
 // make the indexes again, the journals of its large statements) grew with
 // what it loaded, to several times its size (BENCHMARKS.md, "Seeding and
 // storage"), and in files, through the operating system's cache, it is no
-// slower. On PostgreSQL it vacuums and analyzes what
-// was written, as autovacuum would some time later: until then the
-// planner knows nothing of the new rows, and index-only scans, which deep
-// pages and counts rely on, visit the table for every entry whose page is
-// not yet marked all-visible.
+// slower. On PostgreSQL it vacuums and analyzes what was written, as
+// autovacuum would some time later: until then the planner knows nothing
+// of the new rows, and index-only scans, which deep pages and counts rely
+// on, visit the table for every entry whose page is not yet marked
+// all-visible.
 func (t *Table) BulkLoad(ctx context.Context, load func() error) error {
 	d := t.db
 	if d.SQLite() {

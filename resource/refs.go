@@ -392,10 +392,10 @@ func (r *Resource) refIDs(i int, rows []record.Row) []int64 {
 }
 
 // readTargets calls fn with the id, code and name of every record fields
-// refer to from rows, read in tx: one statement for every field, whatever the number
-// of rows (a UNION ALL of a part per field, each a thousand ids at most
-// on MySQL and SQLite; more than maxExpandIDs ids take a statement more
-// each).
+// refer to from rows, read in tx: one statement for every field, whatever
+// the number of rows (a UNION ALL of a part per field, each a thousand ids
+// at most on MySQL and SQLite; more than maxExpandIDs ids take a statement
+// more each).
 func (r *Resource) readTargets(ctx context.Context, tx db.Tx, fields []int, rows []record.Row, fn func(field int, id int64, code, name string)) error {
 	type part struct {
 		field int

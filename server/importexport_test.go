@@ -586,7 +586,7 @@ func TestExport_IsOneSnapshotWhateverIsWrittenMeanwhile(t *testing.T) {
 				t.Errorf("the child names its parent %q, the parent's row SNAP-P", got)
 			}
 		}
-		// The writes were made, and are in an export made after them.
+		// The writes were made, and kept.
 		if got := a.get(r, renamed).Name; got != "Renamed meanwhile" {
 			t.Fatalf("the rename was not kept: %q", got)
 		}
