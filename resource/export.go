@@ -1,10 +1,14 @@
 package resource
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -358,7 +362,7 @@ func (r *Resource) readBatch(ctx context.Context, tx db.Tx, s *db.SQL, sc *recor
 	return rows, parents, r.table.LoadRefs(ctx, tx, rows)
 }
 
-// handleExport streams the file of the records the list's parameters
+// handleExport sends the file of the records the list's parameters
 // select.
 func (r *Resource) handleExport(c *gin.Context) error {
 	values := c.Request.URL.Query()
@@ -374,27 +378,51 @@ func (r *Resource) handleExport(c *gin.Context) error {
 		}
 		format = f
 	}
-	c.Header("Content-Type", format.ContentType())
-	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.%s"`, r.desc.Path, time.Now().UTC().Format("20060102"), format))
-	c.Status(http.StatusOK)
-	w, err := tabular.NewWriter(format, c.Writer, r.desc.Path)
+	// The file is made first, into a temporary file, and sent after: the
+	// export's snapshot (Export) then lasts as long as reading the records
+	// takes, not as long as the client takes to download them, so a slow
+	// or stalled client holds no database connection and no old row
+	// versions; and a failure while the file is made is still an error
+	// answer, not a truncated file.
+	spool, err := os.CreateTemp("", "personnel-export-*")
+	if err != nil {
+		return fmt.Errorf("export: a temporary file for the export: %w", err)
+	}
+	defer func() {
+		spool.Close()
+		os.Remove(spool.Name())
+	}()
+	buf := bufio.NewWriterSize(spool, 256<<10)
+	w, err := tabular.NewWriter(format, buf, r.desc.Path)
 	if err != nil {
 		return err
 	}
-	// A large export outlasts the request's database deadline and the
-	// server's write timeout; its statements are each one batch, and the
-	// client going away still ends it.
-	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
 	ctx, cancel := longContext(c.Request.Context(), exportTimeout)
 	defer cancel()
 	if err := r.Export(ctx, q, w); err != nil {
-		if !c.Writer.Written() {
-			c.Writer.Header().Del("Content-Disposition")
-			return err
-		}
-		slog.ErrorContext(c.Request.Context(), "export failed midway", "error", err)
+		return err
+	}
+	if err := buf.Flush(); err != nil {
+		return fmt.Errorf("export: writing the temporary file: %w", err)
+	}
+	size, err := spool.Seek(0, io.SeekCurrent)
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return fmt.Errorf("export: reading the temporary file: %w", err)
+	}
+	c.Header("Content-Type", format.ContentType())
+	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.%s"`, r.desc.Path, time.Now().UTC().Format("20060102"), format))
+	c.Header("Content-Length", strconv.FormatInt(size, 10))
+	c.Status(http.StatusOK)
+	// A large file outlasts the server's write timeout; the client going
+	// away still ends the copy.
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
+	if _, err := io.Copy(c.Writer, spool); err != nil {
 		// Too late for an error answer: the client gets a truncated file
 		// (and the connection is cut), the log the cause.
+		slog.InfoContext(c.Request.Context(), "export not sent in full", "error", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil

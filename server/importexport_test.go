@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
@@ -504,129 +505,94 @@ func TestExport_CrossesBatchesInTheListsOrder(t *testing.T) {
 	})
 }
 
-// An export is one snapshot: records created, renamed, moved under a new
-// parent code or deleted while it is being made (here once its first rows
-// have gone out) are in the file as they were when it began, each once.
-func TestExport_IsOneSnapshotWhateverIsWrittenMeanwhile(t *testing.T) {
+// An export's file is made before it is sent, so a client that stalls
+// while downloading holds no database connection: as many stalled exports
+// as the pool has connections still leave other requests their answers,
+// and each export is whole once its client reads on.
+func TestExport_StalledDownloadsHoldNoDatabaseConnection(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
-		const n = 2300 // three batches of the export's reads
-		parent := a.create(r, "SNAP-P", "Snapshot parent", nil)
-		ids := make([]int, 0, n)
-		for start := 0; start < n; start += 1000 {
+		// More than one batch of the export's reads, so that the file's
+		// first bytes are written before its last records are read.
+		const records = 1100
+		for start := 0; start < records; start += 1000 {
 			var items []any
-			for i := start; i < min(start+1000, n); i++ {
-				var p any
-				if r.Hierarchical() && i == n-1 {
-					p = parent
-				}
-				items = append(items, r.body(fmt.Sprintf("SNAP-%05d", i), fmt.Sprintf("Name %d", i), p))
+			for i := start; i < min(start+1000, records); i++ {
+				items = append(items, r.body(fmt.Sprintf("STALL-%05d", i), "Stalled download", nil))
 			}
-			resp := a.do(http.MethodPost, r.coll(), items)
-			if resp.Status != http.StatusCreated {
+			if resp := a.do(http.MethodPost, r.coll(), items); resp.Status != http.StatusCreated {
 				t.Fatalf("bulk create: %.300s", resp)
 			}
-			var made []struct{ ID int }
-			if err := json.Unmarshal(resp.Body, &made); err != nil || len(made) != len(items) {
-				t.Fatalf("bulk create answered %.300s (%v)", resp.Body, err)
-			}
-			for _, m := range made {
-				ids = append(ids, m.ID)
-			}
 		}
-		renamed, deleted := ids[n-100], ids[n-50]
-		meanwhile := func() {
-			if resp := a.do(http.MethodPatch, r.item(renamed), map[string]any{r.Fields.Name: "Renamed meanwhile"}); resp.Status != http.StatusOK {
-				t.Fatalf("rename: %s", resp)
-			}
-			if resp := a.do(http.MethodDelete, r.item(deleted), nil); resp.Status != http.StatusNoContent {
-				t.Fatalf("delete: %s", resp)
-			}
-			a.create(r, "SNAP-NEW", "Created meanwhile", nil)
-			if r.Hierarchical() {
-				if resp := a.do(http.MethodPatch, r.item(parent), map[string]any{r.Fields.Code: "SNAP-Q"}); resp.Status != http.StatusOK {
-					t.Fatalf("renaming the parent's code: %s", resp)
-				}
+		pools := a.db.Pools()
+		pool, ok := pools["read"]
+		if !ok {
+			for _, p := range pools {
+				pool = p
 			}
 		}
-		req := httptest.NewRequest(http.MethodGet, r.export(r.Fields.Code+"_icontains=snap-"), nil)
-		req.Header.Set("Authorization", "JWT "+a.token)
-		// After 8 KiB, rows of the first batch have been written, and the
-		// second has not been read.
-		w := &midStream{header: http.Header{}, after: 8 << 10, at: meanwhile}
-		a.h.ServeHTTP(w, req)
-		if w.status != http.StatusOK || !w.ran {
-			t.Fatalf("export: %d, writes made meanwhile: %v: %.300s", w.status, w.ran, w.body.Bytes())
+		n := pool.Stats().MaxOpenConnections
+		if n <= 0 {
+			t.Fatalf("the pool has no bound (%d): the test cannot fill it", n)
 		}
-		if w.before > w.body.Len()/2 {
-			t.Fatalf("the writes ran after %d of the file's %d bytes, not while it was made", w.before, w.body.Len())
+		release := make(chan struct{})
+		var sending, done sync.WaitGroup
+		sending.Add(n)
+		downloads := make([]*stalled, n)
+		for i := range downloads {
+			downloads[i] = &stalled{header: http.Header{}, sending: &sending, release: release}
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				req := httptest.NewRequest(http.MethodGet, r.export(r.Fields.Code+"_icontains=stall-"), nil)
+				req.Header.Set("Authorization", "JWT "+a.token)
+				a.h.ServeHTTP(downloads[i], req)
+			}()
 		}
-		recs, err := csv.NewReader(&w.body).ReadAll()
-		if err != nil || len(recs) != n+2 {
-			t.Fatalf("%d rows (want the %d records there were when it began, and the header), %v", len(recs)-1, n+1, err)
+		sending.Wait()
+		if got := a.list(r, r.Fields.Code+"_icontains=stall-").Count; got != records {
+			t.Errorf("a list while %d downloads stall counts %d records, want %d", n, got, records)
 		}
-		byCode := map[string][]string{}
-		for _, rec := range recs[1:] {
-			byCode[rec[1]] = rec
-		}
-		if _, ok := byCode["SNAP-NEW"]; ok {
-			t.Errorf("a record created meanwhile is in the file")
-		}
-		if _, ok := byCode[fmt.Sprintf("SNAP-%05d", n-50)]; !ok {
-			t.Errorf("a record deleted meanwhile is not in the file")
-		}
-		if got := byCode[fmt.Sprintf("SNAP-%05d", n-100)][2]; got != fmt.Sprintf("Name %d", n-100) {
-			t.Errorf("a record renamed meanwhile has the name %q", got)
-		}
-		if r.Hierarchical() {
-			col := slices.Index(recs[0], r.parentCol())
-			if _, ok := byCode["SNAP-P"]; !ok {
-				t.Errorf("the parent is not in the file under its code of the start")
+		close(release)
+		done.Wait()
+		for i, d := range downloads {
+			recs, err := csv.NewReader(&d.body).ReadAll()
+			if d.status != http.StatusOK || err != nil || len(recs) != records+1 {
+				t.Errorf("download %d: %d, %d rows, %v", i, d.status, len(recs)-1, err)
 			}
-			if got := byCode[fmt.Sprintf("SNAP-%05d", n-1)][col]; got != "SNAP-P" {
-				t.Errorf("the child names its parent %q, the parent's row SNAP-P", got)
-			}
-		}
-		// The writes were made, and kept.
-		if got := a.get(r, renamed).Name; got != "Renamed meanwhile" {
-			t.Fatalf("the rename was not kept: %q", got)
-		}
-		if got := a.codes(r, r.Fields.Code+"_icontains=snap-new"); len(got) != 1 {
-			t.Fatalf("the create was not kept: %q", got)
 		}
 	})
 }
 
-// midStream is a response writer that keeps the body and calls at once,
-// at the first write once the body holds after bytes.
-type midStream struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	after  int
-	at     func()
-	ran    bool
-	before int // the body's length when at ran
+// stalled is a response writer whose client stops reading at the first
+// bytes of the body, says so on sending, and reads on once release is
+// closed.
+type stalled struct {
+	header  http.Header
+	status  int
+	body    bytes.Buffer
+	sending *sync.WaitGroup
+	release chan struct{}
 }
 
-func (w *midStream) Header() http.Header { return w.header }
+func (w *stalled) Header() http.Header { return w.header }
 
-func (w *midStream) WriteHeader(status int) {
+func (w *stalled) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 	}
 }
 
-func (w *midStream) Write(p []byte) (int, error) {
+func (w *stalled) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
-	if !w.ran && w.body.Len() >= w.after {
-		w.ran, w.before = true, w.body.Len()
-		w.at()
+	if w.body.Len() == 0 {
+		w.sending.Done()
+		<-w.release
 	}
 	return w.body.Write(p)
 }
 
 // Flush lets the handler flush, which changes nothing here.
-func (w *midStream) Flush() {}
+func (w *stalled) Flush() {}
 
 // In strict mode the export knows format, and the import its own flags;
 // an unknown parameter is still a 400.
