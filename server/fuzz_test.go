@@ -50,10 +50,12 @@ func FuzzAuthorization(f *testing.F) {
 		if len(fields) == 2 {
 			decoded, _ = base64.StdEncoding.DecodeString(fields[1])
 		}
-		// A fuzz worker runs this in a process of its own, with an API and
-		// a token of its own: the seeds hold the token of the process that
-		// added them, signed with the same test secret, and as genuine.
-		genuine := scheme("jwt", "bearer") && (fields[1] == a.token || signedByTheAPI(a, fields[1])) ||
+		// A fuzz worker runs this in a process of its own, with an API, a
+		// user and a token of its own: the seeds hold the token of the
+		// process that added them, signed with the same test secret, and
+		// genuine here only if this process's user was made in the same
+		// second (the token names the user's credentials as they were).
+		genuine := scheme("jwt", "bearer") && (fields[1] == a.token || sameLogin(a, fields[1])) ||
 			scheme("token") && fields[1] == key ||
 			scheme("basic") && string(decoded) == testUser+":"+testPassword
 		switch {
@@ -67,10 +69,28 @@ func FuzzAuthorization(f *testing.F) {
 	})
 }
 
-// signedByTheAPI reports whether token is a JWT the API's secret signed
-// (HS256, as the API signs) and has not expired: a token the API issued.
-func signedByTheAPI(a *api, token string) bool {
-	_, err := gojwt.Parse(token, func(*gojwt.Token) (any, error) { return a.cfg.JWTSecret, nil },
-		gojwt.WithValidMethods([]string{gojwt.SigningMethodHS256.Alg()}))
-	return err == nil
+// sameLogin reports whether token is a JWT the API's secret signed (HS256,
+// as the API signs), not expired, for the same user and the same state of
+// its credentials (token generation and tokens_valid_after) as the API's
+// own token a.token: one the API accepts as it accepts a.token.
+func sameLogin(a *api, token string) bool {
+	claims := func(token string) gojwt.MapClaims {
+		t, err := gojwt.Parse(token, func(*gojwt.Token) (any, error) { return a.cfg.JWTSecret, nil },
+			gojwt.WithValidMethods([]string{gojwt.SigningMethodHS256.Alg()}))
+		if err != nil {
+			return nil
+		}
+		c, _ := t.Claims.(gojwt.MapClaims)
+		return c
+	}
+	got, own := claims(token), claims(a.token)
+	if got == nil || own == nil {
+		return false
+	}
+	for _, k := range []string{"user_id", "gen", "valid_after"} {
+		if got[k] == nil || got[k] != own[k] {
+			return false
+		}
+	}
+	return true
 }
