@@ -471,20 +471,27 @@ func TestExport_FollowsTheListsFiltersAndOrdering(t *testing.T) {
 	})
 }
 
+// bulkCreate creates n records of r, the i-th with body(i), by bulk
+// creates of at most 1,000 (the API's default limit).
+func (a *api) bulkCreate(r res, n int, body func(i int) map[string]any) {
+	a.t.Helper()
+	for start := 0; start < n; start += 1000 {
+		var items []any
+		for i := start; i < min(start+1000, n); i++ {
+			items = append(items, body(i))
+		}
+		if resp := a.do(http.MethodPost, r.coll(), items); resp.Status != http.StatusCreated {
+			a.t.Fatalf("bulk create: %.300s", resp)
+		}
+	}
+}
+
 // An export longer than one batch of its reads follows the list's order
 // across the batches, ties (equal names) included.
 func TestExport_CrossesBatchesInTheListsOrder(t *testing.T) {
 	forEach(t, func(t *testing.T, a *api, r res) {
 		const n = 2300
-		for start := 0; start < n; start += 1000 {
-			var items []any
-			for i := start; i < min(start+1000, n); i++ {
-				items = append(items, r.body(fmt.Sprintf("KS-%05d", i), fmt.Sprintf("Name %d", i%7), nil))
-			}
-			if resp := a.do(http.MethodPost, r.coll(), items); resp.Status != http.StatusCreated {
-				t.Fatalf("bulk create: %.300s", resp)
-			}
-		}
+		a.bulkCreate(r, n, func(i int) map[string]any { return r.body(fmt.Sprintf("KS-%05d", i), fmt.Sprintf("Name %d", i%7), nil) })
 		for _, ordering := range []string{"", "-" + r.Fields.Name, r.Fields.Name + ",-id"} {
 			q := r.Fields.Code + "_icontains=KS-&ordering=" + ordering
 			var want []string
@@ -514,15 +521,7 @@ func TestExport_StalledDownloadsHoldNoDatabaseConnection(t *testing.T) {
 		// More than one batch of the export's reads, so that the file's
 		// first bytes are written before its last records are read.
 		const records = 1100
-		for start := 0; start < records; start += 1000 {
-			var items []any
-			for i := start; i < min(start+1000, records); i++ {
-				items = append(items, r.body(fmt.Sprintf("STALL-%05d", i), "Stalled download", nil))
-			}
-			if resp := a.do(http.MethodPost, r.coll(), items); resp.Status != http.StatusCreated {
-				t.Fatalf("bulk create: %.300s", resp)
-			}
-		}
+		a.bulkCreate(r, records, func(i int) map[string]any { return r.body(fmt.Sprintf("STALL-%05d", i), "Stalled download", nil) })
 		pools := a.db.Pools()
 		pool, ok := pools["read"]
 		if !ok {
